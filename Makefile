@@ -1,0 +1,49 @@
+# Two interpreters: the site (Django 6 needs Python >= 3.12) and the grader (torch's CPU wheel here is
+# for 3.11). Override PYTHON / GRADER_PYTHON_BASE to use others.
+find_python = $(shell for p in $(1); do $$p -c 'import sys; assert sys.version_info[:2] $(2)' >/dev/null 2>&1 && { echo $$p; break; }; done)
+PYTHON ?= $(call find_python,python3.13 python3.12 $(wildcard $(HOME)/.pyenv/versions/3.1[23]*/bin/python3) python3,>= (3$(comma) 12))
+GRADER_PYTHON_BASE ?= $(call find_python,/usr/bin/python3.11 python3.11 $(wildcard $(HOME)/.pyenv/versions/3.11*/bin/python3),== (3$(comma) 11))
+comma := ,
+
+VENV := .venv
+GRADER_VENV := .venv-grader
+MANAGE := $(VENV)/bin/python manage.py
+HOST ?= 127.0.0.1:8000
+
+.PHONY: setup run test lint verify-bank bench clean
+
+setup: $(VENV)/.installed $(GRADER_VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	@test -n "$(PYTHON)" || { echo "Makefile: no Python >= 3.12 found; set PYTHON=..." >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e . --group dev
+	touch $@
+
+$(GRADER_VENV)/.installed: pyproject.toml
+	@test -n "$(GRADER_PYTHON_BASE)" || { echo "Makefile: no Python 3.11 found; set GRADER_PYTHON_BASE=..." >&2; exit 1; }
+	$(GRADER_PYTHON_BASE) -m venv $(GRADER_VENV)
+	$(GRADER_VENV)/bin/pip install -q --upgrade pip
+	$(GRADER_VENV)/bin/pip install -q --group grader
+	touch $@
+
+run: setup
+	$(MANAGE) migrate --noinput
+	$(MANAGE) load_bank
+	$(MANAGE) runserver $(HOST)
+
+test: setup
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+verify-bank: setup
+	$(MANAGE) migrate --noinput
+	$(MANAGE) load_bank
+	$(MANAGE) verify_bank
+
+clean:
+	rm -rf $(VENV) $(GRADER_VENV) db.sqlite3

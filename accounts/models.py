@@ -1,0 +1,25 @@
+from django.conf import settings
+from django.contrib.auth.models import AbstractUser
+from django.db import models
+
+
+class User(AbstractUser):
+    """The site's user. Custom from the first migration so it can grow without a painful swap."""
+
+    email = models.EmailField("email address", blank=True)
+
+
+class Profile(models.Model):
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile")
+    display_name = models.CharField(max_length=80, blank=True)
+    daily_goal = models.PositiveSmallIntegerField(default=5, help_text="Questions to practise a day.")
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(daily_goal__gte=1, daily_goal__lte=200), name="profile_daily_goal_range"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.display_name or self.user.get_username()

@@ -1,0 +1,97 @@
+"""What learners may see of the bank. Hidden checks, reference solutions, wrong solutions and the
+answers of quick checks have no field here, by design: nothing in this module reads them."""
+
+from rest_framework import serializers
+
+from ..models import Application, Exercise, Question, QuickCheck, Topic
+
+
+class TopicSerializer(serializers.ModelSerializer):
+    question_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Topic
+        fields = ["slug", "name", "description", "order", "question_count"]
+
+
+class ApplicationSerializer(serializers.ModelSerializer):
+    question_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Application
+        fields = ["slug", "name", "question_count"]
+
+
+class QuestionListSerializer(serializers.ModelSerializer):
+    topics = serializers.SlugRelatedField(many=True, read_only=True, slug_field="slug")
+    applications = serializers.SlugRelatedField(many=True, read_only=True, slug_field="slug")
+    primary_topic = serializers.SlugRelatedField(read_only=True, slug_field="slug")
+    url = serializers.HyperlinkedIdentityField(view_name="api:question-detail", lookup_field="slug")
+
+    class Meta:
+        model = Question
+        fields = [
+            "slug",
+            "title",
+            "difficulty",
+            "kind",
+            "primary_topic",
+            "topics",
+            "applications",
+            "status",
+            "url",
+        ]
+
+
+class QuickCheckPublicSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = QuickCheck
+        fields = ["id", "order", "kind", "prompt", "choices"]
+
+
+class ExercisePublicSerializer(serializers.ModelSerializer):
+    examples = serializers.SerializerMethodField(
+        help_text="The visible example checks (name and code); hidden checks are never listed."
+    )
+
+    class Meta:
+        model = Exercise
+        fields = ["starter_code", "queue", "time_limit", "memory_limit_mb", "examples"]
+
+    def get_examples(self, exercise: Exercise) -> list[dict[str, str]]:
+        return exercise.visible_checks
+
+
+class QuestionDetailSerializer(QuestionListSerializer):
+    hints = serializers.SlugRelatedField(many=True, read_only=True, slug_field="text")
+    quick_checks = QuickCheckPublicSerializer(many=True, read_only=True)
+    exercise = serializers.SerializerMethodField()
+
+    class Meta(QuestionListSerializer.Meta):
+        fields = QuestionListSerializer.Meta.fields + [
+            "prompt",
+            "why_asked",
+            "concepts",
+            "hints",
+            "answer",
+            "quick_checks",
+            "exercise",
+            "published_at",
+            "updated_at",
+        ]
+
+    def get_exercise(self, question: Question) -> dict | None:
+        exercise = getattr(question, "exercise", None)
+        return ExercisePublicSerializer(exercise).data if exercise is not None else None
+
+
+class QuickCheckAnswerSerializer(serializers.Serializer):
+    answer = serializers.JSONField(
+        help_text="single: the index of a choice; multiple: a list of indices; predict: text"
+    )
+
+
+class QuickCheckResultSerializer(serializers.Serializer):
+    correct = serializers.BooleanField()
+    answer = serializers.JSONField()
+    explanation = serializers.CharField()

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class QuizbankConfig(AppConfig):
+    name = "quizbank"
+    verbose_name = "Question bank"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,240 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.postgres.search import SearchVectorField
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from simple_history.models import HistoricalRecords
+
+
+class Topic(models.Model):
+    slug = models.SlugField(max_length=50, unique=True)
+    name = models.CharField(max_length=80)
+    description = models.TextField(blank=True)
+    order = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["order", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Application(models.Model):
+    """A real-world field where a question's concept matters (computer vision, NLP, ...)."""
+
+    slug = models.SlugField(max_length=50, unique=True)
+    name = models.CharField(max_length=80)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class QuestionQuerySet(models.QuerySet["Question"]):
+    def published(self) -> QuestionQuerySet:
+        return self.filter(status=Question.Status.PUBLISHED)
+
+    def visible_to(self, user: Any) -> QuestionQuerySet:
+        """The one permission rule for questions: learners see published ones, staff see everything."""
+        if user is not None and user.is_authenticated and user.is_staff:
+            return self.all()
+        return self.published()
+
+
+class Question(models.Model):
+    class Difficulty(models.TextChoices):
+        EASY = "easy"
+        MEDIUM = "medium"
+        HARD = "hard"
+
+    class Kind(models.TextChoices):
+        CONCEPT = "concept"
+        CODE = "code"
+
+    class Status(models.TextChoices):
+        DRAFT = "draft"
+        REVIEW = "review", "In review"
+        PUBLISHED = "published"
+        ARCHIVED = "archived"
+
+    slug = models.SlugField(max_length=100, unique=True)
+    title = models.CharField(max_length=200)
+    prompt = models.TextField()
+    answer = models.TextField()
+    why_asked = models.TextField("why it is asked")
+    concepts = models.JSONField(default=list, help_text="The concepts tested, as a list of strings.")
+    difficulty = models.CharField(max_length=10, choices=Difficulty.choices)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.CONCEPT)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    primary_topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="primary_questions")
+    topics = models.ManyToManyField(Topic, related_name="questions")
+    applications = models.ManyToManyField(Application, related_name="questions", blank=True)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+    # Maintained by a PostgreSQL trigger (migration 0002): title A, prompt B, concepts C, answer D.
+    search_vector = SearchVectorField(null=True, editable=False)
+
+    history = HistoricalRecords(excluded_fields=["search_vector"])
+    objects = QuestionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["primary_topic__order", "slug"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(difficulty__in=["easy", "medium", "hard"]), name="question_difficulty_valid"
+            ),
+            models.CheckConstraint(condition=Q(kind__in=["concept", "code"]), name="question_kind_valid"),
+            models.CheckConstraint(
+                condition=Q(status__in=["draft", "review", "published", "archived"]),
+                name="question_status_valid",
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "difficulty"])]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def clean(self) -> None:
+        if not isinstance(self.concepts, list) or not all(isinstance(c, str) for c in self.concepts):
+            raise ValidationError({"concepts": "Must be a list of strings."})
+
+    def send_to_review(self) -> None:
+        self.status = self.Status.REVIEW
+        self.save(update_fields=["status", "updated_at"])
+
+    def publish(self, *, reviewer: Any = None) -> None:
+        self.status = self.Status.PUBLISHED
+        self.published_at = self.published_at or timezone.now()
+        if reviewer is not None:
+            self.reviewer = reviewer
+        self.save(update_fields=["status", "published_at", "reviewer", "updated_at"])
+
+    def archive(self) -> None:
+        self.status = self.Status.ARCHIVED
+        self.save(update_fields=["status", "updated_at"])
+
+
+class Hint(models.Model):
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="hints")
+    order = models.PositiveSmallIntegerField()
+    text = models.TextField()
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["question", "order"]
+        constraints = [
+            models.UniqueConstraint(fields=["question", "order"], name="hint_unique_order"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Hint {self.order} for {self.question_id}"
+
+
+class QuickCheck(models.Model):
+    """An auto-graded check of understanding. `answer` is never sent to learners before they answer."""
+
+    class Kind(models.TextChoices):
+        SINGLE = "single", "Single choice"
+        MULTIPLE = "multiple", "Multiple choice"
+        PREDICT = "predict", "Predict the output"
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="quick_checks")
+    order = models.PositiveSmallIntegerField()
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    prompt = models.TextField()
+    choices = models.JSONField(default=list, blank=True)
+    answer = models.JSONField(help_text="single: an index; multiple: a list of indices; predict: text")
+    explanation = models.TextField()
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["question", "order"]
+        constraints = [
+            models.UniqueConstraint(fields=["question", "order"], name="quickcheck_unique_order"),
+            models.CheckConstraint(
+                condition=Q(kind__in=["single", "multiple", "predict"]), name="quickcheck_kind_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Quick check {self.order} for {self.question_id}"
+
+    def clean(self) -> None:
+        from .bank.schema import quick_check_errors
+
+        errors = quick_check_errors(
+            {"kind": self.kind, "choices": self.choices, "answer": self.answer}, check_text=False
+        )
+        if errors:
+            raise ValidationError({field: reason for field, reason in errors})
+
+    def is_correct(self, response: Any) -> bool:
+        if self.kind == self.Kind.SINGLE:
+            return isinstance(response, int) and not isinstance(response, bool) and response == self.answer
+        if self.kind == self.Kind.MULTIPLE:
+            if not isinstance(response, list) or not all(isinstance(i, int) for i in response):
+                return False
+            return sorted(set(response)) == sorted(self.answer)
+        return isinstance(response, str) and " ".join(response.split()) == " ".join(
+            str(self.answer).split()
+        )
+
+
+class Exercise(models.Model):
+    """The code part of a code question. `checks`, `solution_code` and `wrong_solutions` are for the
+    grader and staff only: no learner-facing serializer or template may read them."""
+
+    class Queue(models.TextChoices):
+        CPU = "cpu", "CPU"
+        GPU = "gpu", "GPU"
+
+    question = models.OneToOneField(Question, on_delete=models.CASCADE, related_name="exercise")
+    queue = models.CharField(max_length=3, choices=Queue.choices, default=Queue.CPU)
+    starter_code = models.TextField()
+    solution_code = models.TextField()
+    checks = models.JSONField(default=list)
+    forbid = models.JSONField(default=list, blank=True)
+    wrong_solutions = models.JSONField(
+        default=dict, blank=True, help_text="Plausible wrong solutions by name; verify_bank proves they fail."
+    )
+    time_limit = models.FloatField(default=10.0, help_text="Seconds of wall time per submission.")
+    memory_limit_mb = models.PositiveIntegerField(default=1024)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(queue__in=["cpu", "gpu"]), name="exercise_queue_valid"),
+            models.CheckConstraint(
+                condition=Q(time_limit__gt=0, time_limit__lte=120), name="exercise_time_limit_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(memory_limit_mb__gte=64, memory_limit_mb__lte=16384),
+                name="exercise_memory_limit_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Exercise for {self.question_id}"
+
+    @property
+    def visible_checks(self) -> list[dict[str, Any]]:
+        return [
+            {"name": c["name"], "code": c["code"]} for c in self.checks if c.get("visible", False)
+        ]

@@ -1,0 +1,31 @@
+from typing import Any
+
+from django.db.models import Count, Prefetch, Q, QuerySet
+
+from .models import Application, Question, Topic
+
+
+def question_list(*, user: Any) -> QuerySet[Question]:
+    """Questions the user may see, with what a list row shows, in a fixed number of queries."""
+    return (
+        Question.objects.visible_to(user)
+        .select_related("primary_topic")
+        .prefetch_related(
+            Prefetch("topics", queryset=Topic.objects.order_by("order", "slug")),
+            Prefetch("applications", queryset=Application.objects.order_by("name")),
+        )
+    )
+
+
+def question_detail_queryset(*, user: Any) -> QuerySet[Question]:
+    return question_list(user=user).select_related("exercise").prefetch_related("hints", "quick_checks")
+
+
+def topic_list() -> QuerySet[Topic]:
+    published = Q(questions__status=Question.Status.PUBLISHED)
+    return Topic.objects.annotate(question_count=Count("questions", filter=published))
+
+
+def application_list() -> QuerySet[Application]:
+    published = Q(questions__status=Question.Status.PUBLISHED)
+    return Application.objects.annotate(question_count=Count("questions", filter=published))
