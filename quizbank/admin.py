@@ -59,9 +59,15 @@ class QuestionAdmin(SimpleHistoryAdmin):
     actions = ["send_to_review", "publish", "archive"]
     fieldsets = [
         (None, {"fields": ["title", "slug", "status", "preview_link"]}),
-        ("Classification", {"fields": ["difficulty", "kind", "primary_topic", "topics", "applications"]}),
+        (
+            "Classification",
+            {"fields": ["difficulty", "kind", "primary_topic", "topics", "applications"]},
+        ),
         ("Content", {"fields": ["prompt", "why_asked", "concepts", "answer"]}),
-        ("People and dates", {"fields": ["author", "reviewer", "created_at", "updated_at", "published_at"]}),
+        (
+            "People and dates",
+            {"fields": ["author", "reviewer", "created_at", "updated_at", "published_at"]},
+        ),
     ]
 
     def get_urls(self):
@@ -74,7 +80,9 @@ class QuestionAdmin(SimpleHistoryAdmin):
     def preview_view(self, request, pk):
         """The learner's view of the question, whatever its status, for staff."""
         question = get_object_or_404(selectors.question_detail_queryset(user=request.user), pk=pk)
-        return render(request, "quizbank/question_detail.html", {"question": question, "preview": True})
+        return render(
+            request, "quizbank/question_detail.html", {"question": question, "preview": True}
+        )
 
     @admin.display(description="Preview")
     def preview_link(self, obj):

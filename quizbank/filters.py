@@ -1,5 +1,6 @@
 import django_filters
 from django import forms
+from django.db.models import Exists, OuterRef
 
 from .models import Application, Question, Topic
 from .search import question_search
@@ -18,20 +19,20 @@ class QuestionFilter(django_filters.FilterSet):
     (`?topic=a&topic=b`) or comma-separated (`?topic=a,b`); values within a facet are OR-ed."""
 
     topic = django_filters.ModelMultipleChoiceFilter(
-        field_name="topics__slug",
-        lookup_expr="exact",
+        field_name="topics",
+        lookup_expr="in",
         to_field_name="slug",
         queryset=Topic.objects.all(),
         widget=MultiValueWidget,
-        distinct=True,
+        method="filter_related",
     )
     application = django_filters.ModelMultipleChoiceFilter(
-        field_name="applications__slug",
-        lookup_expr="exact",
+        field_name="applications",
+        lookup_expr="in",
         to_field_name="slug",
         queryset=Application.objects.all(),
         widget=MultiValueWidget,
-        distinct=True,
+        method="filter_related",
     )
     difficulty = django_filters.MultipleChoiceFilter(
         field_name="difficulty",
@@ -40,13 +41,25 @@ class QuestionFilter(django_filters.FilterSet):
         widget=MultiValueWidget,
     )
     kind = django_filters.MultipleChoiceFilter(
-        field_name="kind", lookup_expr="exact", choices=Question.Kind.choices, widget=MultiValueWidget
+        field_name="kind",
+        lookup_expr="exact",
+        choices=Question.Kind.choices,
+        widget=MultiValueWidget,
     )
     search = django_filters.CharFilter(method="filter_search", max_length=300)
 
     class Meta:
         model = Question
         fields = ["topic", "application", "difficulty", "kind", "search"]
+
+    def filter_related(self, queryset, name, value):
+        # EXISTS rather than a join: no duplicate rows, so no DISTINCT over wide rows.
+        if not value:
+            return queryset
+        through = Question._meta.get_field(name).remote_field.through
+        target = Question._meta.get_field(name).m2m_reverse_field_name()
+        links = through.objects.filter(question_id=OuterRef("pk"), **{f"{target}__in": value})
+        return queryset.filter(Exists(links))
 
     def filter_search(self, queryset, name, value):
         return question_search(queryset, value)

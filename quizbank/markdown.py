@@ -1,5 +1,5 @@
-"""Markdown for the bank's text: CommonMark via markdown-it-py, code highlighted by Pygments, and the
-HTML sanitised by nh3 (content is staff-written, but a sanitiser makes a mistake harmless)."""
+"""Markdown for the bank's text: CommonMark via markdown-it-py, code highlighted by Pygments, and
+the HTML sanitised by nh3 (content is staff-written, but a sanitiser makes a mistake harmless)."""
 
 from functools import lru_cache
 

@@ -42,7 +42,7 @@ class QuestionQuerySet(models.QuerySet["Question"]):
         return self.filter(status=Question.Status.PUBLISHED)
 
     def visible_to(self, user: Any) -> QuestionQuerySet:
-        """The one permission rule for questions: learners see published ones, staff see everything."""
+        """The one permission rule for questions: learners see published ones, staff see all."""
         if user is not None and user.is_authenticated and user.is_staff:
             return self.all()
         return self.published()
@@ -69,11 +69,15 @@ class Question(models.Model):
     prompt = models.TextField()
     answer = models.TextField()
     why_asked = models.TextField("why it is asked")
-    concepts = models.JSONField(default=list, help_text="The concepts tested, as a list of strings.")
+    concepts = models.JSONField(
+        default=list, help_text="The concepts tested, as a list of strings."
+    )
     difficulty = models.CharField(max_length=10, choices=Difficulty.choices)
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.CONCEPT)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
-    primary_topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="primary_questions")
+    primary_topic = models.ForeignKey(
+        Topic, on_delete=models.PROTECT, related_name="primary_questions"
+    )
     topics = models.ManyToManyField(Topic, related_name="questions")
     applications = models.ManyToManyField(Application, related_name="questions", blank=True)
     author = models.ForeignKey(
@@ -95,9 +99,12 @@ class Question(models.Model):
         ordering = ["primary_topic__order", "slug"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(difficulty__in=["easy", "medium", "hard"]), name="question_difficulty_valid"
+                condition=Q(difficulty__in=["easy", "medium", "hard"]),
+                name="question_difficulty_valid",
             ),
-            models.CheckConstraint(condition=Q(kind__in=["concept", "code"]), name="question_kind_valid"),
+            models.CheckConstraint(
+                condition=Q(kind__in=["concept", "code"]), name="question_kind_valid"
+            ),
             models.CheckConstraint(
                 condition=Q(status__in=["draft", "review", "published", "archived"]),
                 name="question_status_valid",
@@ -109,7 +116,9 @@ class Question(models.Model):
         return self.title
 
     def clean(self) -> None:
-        if not isinstance(self.concepts, list) or not all(isinstance(c, str) for c in self.concepts):
+        if not isinstance(self.concepts, list) or not all(
+            isinstance(c, str) for c in self.concepts
+        ):
             raise ValidationError({"concepts": "Must be a list of strings."})
 
     def send_to_review(self) -> None:
@@ -146,7 +155,7 @@ class Hint(models.Model):
 
 
 class QuickCheck(models.Model):
-    """An auto-graded check of understanding. `answer` is never sent to learners before they answer."""
+    """An auto-graded check of understanding. Learners never get `answer` before answering."""
 
     class Kind(models.TextChoices):
         SINGLE = "single", "Single choice"
@@ -158,7 +167,9 @@ class QuickCheck(models.Model):
     kind = models.CharField(max_length=10, choices=Kind.choices)
     prompt = models.TextField()
     choices = models.JSONField(default=list, blank=True)
-    answer = models.JSONField(help_text="single: an index; multiple: a list of indices; predict: text")
+    answer = models.JSONField(
+        help_text="single: an index; multiple: a list of indices; predict: text"
+    )
     explanation = models.TextField()
 
     history = HistoricalRecords()
@@ -168,7 +179,8 @@ class QuickCheck(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["question", "order"], name="quickcheck_unique_order"),
             models.CheckConstraint(
-                condition=Q(kind__in=["single", "multiple", "predict"]), name="quickcheck_kind_valid"
+                condition=Q(kind__in=["single", "multiple", "predict"]),
+                name="quickcheck_kind_valid",
             ),
         ]
 
@@ -186,7 +198,11 @@ class QuickCheck(models.Model):
 
     def is_correct(self, response: Any) -> bool:
         if self.kind == self.Kind.SINGLE:
-            return isinstance(response, int) and not isinstance(response, bool) and response == self.answer
+            return (
+                isinstance(response, int)
+                and not isinstance(response, bool)
+                and response == self.answer
+            )
         if self.kind == self.Kind.MULTIPLE:
             if not isinstance(response, list) or not all(isinstance(i, int) for i in response):
                 return False
@@ -211,7 +227,9 @@ class Exercise(models.Model):
     checks = models.JSONField(default=list)
     forbid = models.JSONField(default=list, blank=True)
     wrong_solutions = models.JSONField(
-        default=dict, blank=True, help_text="Plausible wrong solutions by name; verify_bank proves they fail."
+        default=dict,
+        blank=True,
+        help_text="Plausible wrong solutions by name; verify_bank proves they fail.",
     )
     time_limit = models.FloatField(default=10.0, help_text="Seconds of wall time per submission.")
     memory_limit_mb = models.PositiveIntegerField(default=1024)
@@ -220,7 +238,9 @@ class Exercise(models.Model):
 
     class Meta:
         constraints = [
-            models.CheckConstraint(condition=Q(queue__in=["cpu", "gpu"]), name="exercise_queue_valid"),
+            models.CheckConstraint(
+                condition=Q(queue__in=["cpu", "gpu"]), name="exercise_queue_valid"
+            ),
             models.CheckConstraint(
                 condition=Q(time_limit__gt=0, time_limit__lte=120), name="exercise_time_limit_range"
             ),

@@ -5,8 +5,15 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 from .models import Application, Question, Topic
 
 
+LIST_DEFERRED = ["prompt", "answer", "why_asked", "concepts", "search_vector"]
+
+
 def question_list(*, user: Any) -> QuerySet[Question]:
     """Questions the user may see, with what a list row shows, in a fixed number of queries."""
+    return _question_rows(user).defer(*LIST_DEFERRED)
+
+
+def _question_rows(user: Any) -> QuerySet[Question]:
     return (
         Question.objects.visible_to(user)
         .select_related("primary_topic")
@@ -18,7 +25,11 @@ def question_list(*, user: Any) -> QuerySet[Question]:
 
 
 def question_detail_queryset(*, user: Any) -> QuerySet[Question]:
-    return question_list(user=user).select_related("exercise").prefetch_related("hints", "quick_checks")
+    return (
+        question_list(user=user)
+        .select_related("exercise")
+        .prefetch_related("hints", "quick_checks")
+    )
 
 
 def topic_list() -> QuerySet[Topic]:

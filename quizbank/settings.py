@@ -120,10 +120,12 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 LOGIN_URL = "/admin/login/"
 
 # Redis is both the Celery broker and the cache when REDIS_URL is set. Without it (the development
-# default) there is no broker: tasks run in the web process, and grading still goes through the sandbox.
+# default) there is no broker: tasks run in the web process, and grading still uses the sandbox.
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    }
     CELERY_BROKER_URL = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = False
 else:

@@ -11,7 +11,9 @@ def home(request):
 
 def question_list(request):
     filterset = QuestionFilter(request.GET, queryset=selectors.question_list(user=request.user))
-    questions = filterset.qs if filterset.is_valid() else selectors.question_list(user=request.user).none()
+    questions = (
+        filterset.qs if filterset.is_valid() else selectors.question_list(user=request.user).none()
+    )
     page = Paginator(questions, 20).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)

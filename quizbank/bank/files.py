@@ -107,7 +107,9 @@ def read_bank(paths: list[Path]) -> Bank:
         for folder in folders:
             slug = folder.name
             if slug in seen:
-                bank.error(folder / "question.yaml", "slug", f"duplicate slug {slug!r} (also {seen[slug]})")
+                bank.error(
+                    folder / "question.yaml", "slug", f"duplicate slug {slug!r} (also {seen[slug]})"
+                )
                 continue
             seen[slug] = folder
             record = read_question(folder, bank)

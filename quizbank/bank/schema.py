@@ -60,7 +60,11 @@ def _keys_errors(
     for key, expected in required.items():
         if key not in data or data[key] is None:
             errors.append((prefix + key, "is required"))
-        elif not isinstance(data[key], expected) or isinstance(data[key], bool) and expected is not bool:
+        elif (
+            not isinstance(data[key], expected)
+            or isinstance(data[key], bool)
+            and expected is not bool
+        ):
             errors.append((prefix + key, f"must be {_type_name(expected)}"))
     for key, expected in optional.items():
         value = data.get(key)
@@ -80,7 +84,9 @@ def _string_list_errors(values: list[Any], field: str, minimum: int) -> Errors:
         errors.append((field, f"needs at least {minimum}"))
     for i, value in enumerate(values):
         if isinstance(value, dict):
-            errors.append((f"{field}[{i}]", "is a mapping, not text (quote text that contains ': ')"))
+            errors.append(
+                (f"{field}[{i}]", "is a mapping, not text (quote text that contains ': ')")
+            )
         elif not isinstance(value, str) or not value.strip():
             errors.append((f"{field}[{i}]", "must be non-empty text"))
     return errors
@@ -121,7 +127,11 @@ def quick_check_errors(check: dict[str, Any], *, check_text: bool = True) -> Err
     else:
         if choices:
             errors.append(("choices", "a predict check has no choices"))
-        if not isinstance(answer, str | int | float) or isinstance(answer, bool) or not str(answer).strip():
+        if (
+            not isinstance(answer, str | int | float)
+            or isinstance(answer, bool)
+            or not str(answer).strip()
+        ):
             errors.append(("answer", "must be the expected output as text"))
     return errors
 
@@ -161,7 +171,8 @@ def exercise_errors(exercise: dict[str, Any]) -> Errors:
     errors: Errors = []
     meta = exercise.get("meta")
     errors += [
-        (f"exercise.yaml: {f}", r) for f, r in _keys_errors(meta, EXERCISE_KEYS, EXERCISE_OPTIONAL_KEYS)
+        (f"exercise.yaml: {f}", r)
+        for f, r in _keys_errors(meta, EXERCISE_KEYS, EXERCISE_OPTIONAL_KEYS)
     ]
     if errors:
         return errors
@@ -183,7 +194,9 @@ def exercise_errors(exercise: dict[str, Any]) -> Errors:
         name = check.get("name") if isinstance(check, dict) else None
         if isinstance(name, str):
             if name in names:
-                errors.append((f"exercise.yaml: checks[{i}].name", f"duplicate check name {name!r}"))
+                errors.append(
+                    (f"exercise.yaml: checks[{i}].name", f"duplicate check name {name!r}")
+                )
             names.add(name)
     for field, filename in (("starter_code", "starter.py"), ("solution_code", "solution.py")):
         code = exercise.get(field)
@@ -200,7 +213,9 @@ def exercise_errors(exercise: dict[str, Any]) -> Errors:
         try:
             compile(code, f"wrong/{name}.py", "exec")
         except SyntaxError as exc:
-            errors.append((f"wrong/{name}.py", f"is not valid Python: {exc.msg} (line {exc.lineno})"))
+            errors.append(
+                (f"wrong/{name}.py", f"is not valid Python: {exc.msg} (line {exc.lineno})")
+            )
     return errors
 
 
@@ -208,7 +223,8 @@ def record_errors(record: dict[str, Any], *, topics: set[str], applications: set
     """Everything wrong with one question record. Field names are prefixed with their file."""
     meta = record.get("question")
     errors = [
-        (f"question.yaml: {f}", r) for f, r in _keys_errors(meta, QUESTION_KEYS, QUESTION_OPTIONAL_KEYS)
+        (f"question.yaml: {f}", r)
+        for f, r in _keys_errors(meta, QUESTION_KEYS, QUESTION_OPTIONAL_KEYS)
     ]
     if errors:
         return errors

@@ -64,7 +64,7 @@ def _canonical_check(check: dict[str, Any]) -> dict[str, Any]:
 
 
 def canonical(record: dict[str, Any], topic_order: dict[str, int]) -> dict[str, Any]:
-    """The record with defaults dropped and unordered lists sorted, so equal content compares equal."""
+    """The record with defaults dropped and unordered lists sorted: equal content compares equal."""
     meta = record["question"]
     primary, *rest = meta["topics"]
     question: dict[str, Any] = {
@@ -72,7 +72,10 @@ def canonical(record: dict[str, Any], topic_order: dict[str, int]) -> dict[str, 
         "difficulty": meta["difficulty"],
         "kind": meta["kind"],
         "status": meta["status"],
-        "topics": [primary, *sorted(set(rest) - {primary}, key=lambda s: (topic_order.get(s, 0), s))],
+        "topics": [
+            primary,
+            *sorted(set(rest) - {primary}, key=lambda s: (topic_order.get(s, 0), s)),
+        ],
         "applications": sorted(set(meta["applications"])),
         "concepts": list(meta["concepts"]),
         "prompt": meta["prompt"],
@@ -197,12 +200,16 @@ def bank_load(*, paths: list[Path]) -> LoadReport:
         applications = {a.slug: a for a in Application.objects.all()}
         topic_order = {slug: t.order for slug, t in topics.items()}
         existing = {
-            q.slug: q for q in _questions_for_sync().filter(slug__in=[r["slug"] for r in bank.records])
+            q.slug: q
+            for q in _questions_for_sync().filter(slug__in=[r["slug"] for r in bank.records])
         }
         for record in bank.records:
             wanted = canonical(record, topic_order)
             question = existing.get(record["slug"])
-            if question is not None and canonical(record_from_question(question), topic_order) == wanted:
+            if (
+                question is not None
+                and canonical(record_from_question(question), topic_order) == wanted
+            ):
                 report.unchanged.append(record["slug"])
                 continue
             _save_record(wanted, question, topics, applications)
@@ -214,7 +221,11 @@ def _upsert_taxonomy(taxonomy: dict[str, list[dict[str, Any]]]) -> None:
     for order, entry in enumerate(taxonomy["topics"]):
         Topic.objects.update_or_create(
             slug=entry["slug"],
-            defaults={"name": entry["name"], "description": entry.get("description", ""), "order": order},
+            defaults={
+                "name": entry["name"],
+                "description": entry.get("description", ""),
+                "order": order,
+            },
         )
     for entry in taxonomy["applications"]:
         Application.objects.update_or_create(slug=entry["slug"], defaults={"name": entry["name"]})
@@ -288,14 +299,16 @@ def bank_export(*, path: Path) -> int:
     """Write the taxonomy and every question to `path` in the bank's file format.
 
     Each question folder is written beside its old version and swapped in, so an interrupted export
-    leaves either the old or the new folder, never a mix. Returns the number of questions written."""
+    leaves either the old or the new folder, never a mix. Returns the number of questions."""
     path.mkdir(parents=True, exist_ok=True)
     topics = list(Topic.objects.all())
     topic_order = {t.slug: t.order for t in topics}
     files.write_taxonomy(
         path,
         {
-            "topics": [{"slug": t.slug, "name": t.name, "description": t.description} for t in topics],
+            "topics": [
+                {"slug": t.slug, "name": t.name, "description": t.description} for t in topics
+            ],
             "applications": [{"slug": a.slug, "name": a.name} for a in Application.objects.all()],
         },
     )

@@ -8,7 +8,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -17,224 +16,599 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Application',
+            name="Application",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(unique=True)),
-                ('name', models.CharField(max_length=80)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(unique=True)),
+                ("name", models.CharField(max_length=80)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='Topic',
+            name="Topic",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(unique=True)),
-                ('name', models.CharField(max_length=80)),
-                ('description', models.TextField(blank=True)),
-                ('order', models.PositiveSmallIntegerField(default=0)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(unique=True)),
+                ("name", models.CharField(max_length=80)),
+                ("description", models.TextField(blank=True)),
+                ("order", models.PositiveSmallIntegerField(default=0)),
             ],
             options={
-                'ordering': ['order', 'name'],
+                "ordering": ["order", "name"],
             },
         ),
         migrations.CreateModel(
-            name='Question',
+            name="Question",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=100, unique=True)),
-                ('title', models.CharField(max_length=200)),
-                ('prompt', models.TextField()),
-                ('answer', models.TextField()),
-                ('why_asked', models.TextField(verbose_name='why it is asked')),
-                ('concepts', models.JSONField(default=list, help_text='The concepts tested, as a list of strings.')),
-                ('difficulty', models.CharField(choices=[('easy', 'Easy'), ('medium', 'Medium'), ('hard', 'Hard')], max_length=10)),
-                ('kind', models.CharField(choices=[('concept', 'Concept'), ('code', 'Code')], default='concept', max_length=10)),
-                ('status', models.CharField(choices=[('draft', 'Draft'), ('review', 'In review'), ('published', 'Published'), ('archived', 'Archived')], default='draft', max_length=10)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('published_at', models.DateTimeField(blank=True, null=True)),
-                ('search_vector', django.contrib.postgres.search.SearchVectorField(editable=False, null=True)),
-                ('applications', models.ManyToManyField(blank=True, related_name='questions', to='quizbank.application')),
-                ('author', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('reviewer', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('primary_topic', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='primary_questions', to='quizbank.topic')),
-                ('topics', models.ManyToManyField(related_name='questions', to='quizbank.topic')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(max_length=100, unique=True)),
+                ("title", models.CharField(max_length=200)),
+                ("prompt", models.TextField()),
+                ("answer", models.TextField()),
+                ("why_asked", models.TextField(verbose_name="why it is asked")),
+                (
+                    "concepts",
+                    models.JSONField(
+                        default=list, help_text="The concepts tested, as a list of strings."
+                    ),
+                ),
+                (
+                    "difficulty",
+                    models.CharField(
+                        choices=[("easy", "Easy"), ("medium", "Medium"), ("hard", "Hard")],
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("concept", "Concept"), ("code", "Code")],
+                        default="concept",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("draft", "Draft"),
+                            ("review", "In review"),
+                            ("published", "Published"),
+                            ("archived", "Archived"),
+                        ],
+                        default="draft",
+                        max_length=10,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("published_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "search_vector",
+                    django.contrib.postgres.search.SearchVectorField(editable=False, null=True),
+                ),
+                (
+                    "applications",
+                    models.ManyToManyField(
+                        blank=True, related_name="questions", to="quizbank.application"
+                    ),
+                ),
+                (
+                    "author",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "reviewer",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "primary_topic",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="primary_questions",
+                        to="quizbank.topic",
+                    ),
+                ),
+                ("topics", models.ManyToManyField(related_name="questions", to="quizbank.topic")),
             ],
             options={
-                'ordering': ['primary_topic__order', 'slug'],
+                "ordering": ["primary_topic__order", "slug"],
             },
         ),
         migrations.CreateModel(
-            name='HistoricalQuickCheck',
+            name="HistoricalQuickCheck",
             fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('order', models.PositiveSmallIntegerField()),
-                ('kind', models.CharField(choices=[('single', 'Single choice'), ('multiple', 'Multiple choice'), ('predict', 'Predict the output')], max_length=10)),
-                ('prompt', models.TextField()),
-                ('choices', models.JSONField(blank=True, default=list)),
-                ('answer', models.JSONField(help_text='single: an index; multiple: a list of indices; predict: text')),
-                ('explanation', models.TextField()),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.CharField(max_length=100, null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('question', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='quizbank.question')),
+                (
+                    "id",
+                    models.BigIntegerField(
+                        auto_created=True, blank=True, db_index=True, verbose_name="ID"
+                    ),
+                ),
+                ("order", models.PositiveSmallIntegerField()),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("single", "Single choice"),
+                            ("multiple", "Multiple choice"),
+                            ("predict", "Predict the output"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                ("prompt", models.TextField()),
+                ("choices", models.JSONField(blank=True, default=list)),
+                (
+                    "answer",
+                    models.JSONField(
+                        help_text="single: an index; multiple: a list of indices; predict: text"
+                    ),
+                ),
+                ("explanation", models.TextField()),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.CharField(max_length=100, null=True)),
+                (
+                    "history_type",
+                    models.CharField(
+                        choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "question",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="quizbank.question",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'historical quick check',
-                'verbose_name_plural': 'historical quick checks',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
+                "verbose_name": "historical quick check",
+                "verbose_name_plural": "historical quick checks",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.CreateModel(
-            name='HistoricalHint',
+            name="HistoricalHint",
             fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('order', models.PositiveSmallIntegerField()),
-                ('text', models.TextField()),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.CharField(max_length=100, null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('question', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='quizbank.question')),
+                (
+                    "id",
+                    models.BigIntegerField(
+                        auto_created=True, blank=True, db_index=True, verbose_name="ID"
+                    ),
+                ),
+                ("order", models.PositiveSmallIntegerField()),
+                ("text", models.TextField()),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.CharField(max_length=100, null=True)),
+                (
+                    "history_type",
+                    models.CharField(
+                        choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "question",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="quizbank.question",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'historical hint',
-                'verbose_name_plural': 'historical hints',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
+                "verbose_name": "historical hint",
+                "verbose_name_plural": "historical hints",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.CreateModel(
-            name='HistoricalExercise',
+            name="HistoricalExercise",
             fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('queue', models.CharField(choices=[('cpu', 'CPU'), ('gpu', 'GPU')], default='cpu', max_length=3)),
-                ('starter_code', models.TextField()),
-                ('solution_code', models.TextField()),
-                ('checks', models.JSONField(default=list)),
-                ('forbid', models.JSONField(blank=True, default=list)),
-                ('wrong_solutions', models.JSONField(blank=True, default=dict, help_text='Plausible wrong solutions by name; verify_bank proves they fail.')),
-                ('time_limit', models.FloatField(default=10.0, help_text='Seconds of wall time per submission.')),
-                ('memory_limit_mb', models.PositiveIntegerField(default=1024)),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.CharField(max_length=100, null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('question', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='quizbank.question')),
+                (
+                    "id",
+                    models.BigIntegerField(
+                        auto_created=True, blank=True, db_index=True, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "queue",
+                    models.CharField(
+                        choices=[("cpu", "CPU"), ("gpu", "GPU")], default="cpu", max_length=3
+                    ),
+                ),
+                ("starter_code", models.TextField()),
+                ("solution_code", models.TextField()),
+                ("checks", models.JSONField(default=list)),
+                ("forbid", models.JSONField(blank=True, default=list)),
+                (
+                    "wrong_solutions",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text="Plausible wrong solutions by name; verify_bank proves they fail.",
+                    ),
+                ),
+                (
+                    "time_limit",
+                    models.FloatField(
+                        default=10.0, help_text="Seconds of wall time per submission."
+                    ),
+                ),
+                ("memory_limit_mb", models.PositiveIntegerField(default=1024)),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.CharField(max_length=100, null=True)),
+                (
+                    "history_type",
+                    models.CharField(
+                        choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "question",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="quizbank.question",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'historical exercise',
-                'verbose_name_plural': 'historical exercises',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
+                "verbose_name": "historical exercise",
+                "verbose_name_plural": "historical exercises",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.CreateModel(
-            name='HistoricalQuestion',
+            name="HistoricalQuestion",
             fields=[
-                ('id', models.BigIntegerField(auto_created=True, blank=True, db_index=True, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=100)),
-                ('title', models.CharField(max_length=200)),
-                ('prompt', models.TextField()),
-                ('answer', models.TextField()),
-                ('why_asked', models.TextField(verbose_name='why it is asked')),
-                ('concepts', models.JSONField(default=list, help_text='The concepts tested, as a list of strings.')),
-                ('difficulty', models.CharField(choices=[('easy', 'Easy'), ('medium', 'Medium'), ('hard', 'Hard')], max_length=10)),
-                ('kind', models.CharField(choices=[('concept', 'Concept'), ('code', 'Code')], default='concept', max_length=10)),
-                ('status', models.CharField(choices=[('draft', 'Draft'), ('review', 'In review'), ('published', 'Published'), ('archived', 'Archived')], default='draft', max_length=10)),
-                ('created_at', models.DateTimeField(blank=True, editable=False)),
-                ('updated_at', models.DateTimeField(blank=True, editable=False)),
-                ('published_at', models.DateTimeField(blank=True, null=True)),
-                ('history_id', models.AutoField(primary_key=True, serialize=False)),
-                ('history_date', models.DateTimeField(db_index=True)),
-                ('history_change_reason', models.CharField(max_length=100, null=True)),
-                ('history_type', models.CharField(choices=[('+', 'Created'), ('~', 'Changed'), ('-', 'Deleted')], max_length=1)),
-                ('author', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('history_user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('reviewer', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('primary_topic', models.ForeignKey(blank=True, db_constraint=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='quizbank.topic')),
+                (
+                    "id",
+                    models.BigIntegerField(
+                        auto_created=True, blank=True, db_index=True, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(max_length=100)),
+                ("title", models.CharField(max_length=200)),
+                ("prompt", models.TextField()),
+                ("answer", models.TextField()),
+                ("why_asked", models.TextField(verbose_name="why it is asked")),
+                (
+                    "concepts",
+                    models.JSONField(
+                        default=list, help_text="The concepts tested, as a list of strings."
+                    ),
+                ),
+                (
+                    "difficulty",
+                    models.CharField(
+                        choices=[("easy", "Easy"), ("medium", "Medium"), ("hard", "Hard")],
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("concept", "Concept"), ("code", "Code")],
+                        default="concept",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("draft", "Draft"),
+                            ("review", "In review"),
+                            ("published", "Published"),
+                            ("archived", "Archived"),
+                        ],
+                        default="draft",
+                        max_length=10,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(blank=True, editable=False)),
+                ("updated_at", models.DateTimeField(blank=True, editable=False)),
+                ("published_at", models.DateTimeField(blank=True, null=True)),
+                ("history_id", models.AutoField(primary_key=True, serialize=False)),
+                ("history_date", models.DateTimeField(db_index=True)),
+                ("history_change_reason", models.CharField(max_length=100, null=True)),
+                (
+                    "history_type",
+                    models.CharField(
+                        choices=[("+", "Created"), ("~", "Changed"), ("-", "Deleted")], max_length=1
+                    ),
+                ),
+                (
+                    "author",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "history_user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "reviewer",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "primary_topic",
+                    models.ForeignKey(
+                        blank=True,
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="quizbank.topic",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'historical question',
-                'verbose_name_plural': 'historical questions',
-                'ordering': ('-history_date', '-history_id'),
-                'get_latest_by': ('history_date', 'history_id'),
+                "verbose_name": "historical question",
+                "verbose_name_plural": "historical questions",
+                "ordering": ("-history_date", "-history_id"),
+                "get_latest_by": ("history_date", "history_id"),
             },
             bases=(simple_history.models.HistoricalChanges, models.Model),
         ),
         migrations.CreateModel(
-            name='Hint',
+            name="Hint",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('order', models.PositiveSmallIntegerField()),
-                ('text', models.TextField()),
-                ('question', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='hints', to='quizbank.question')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("order", models.PositiveSmallIntegerField()),
+                ("text", models.TextField()),
+                (
+                    "question",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="hints",
+                        to="quizbank.question",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['question', 'order'],
-                'constraints': [models.UniqueConstraint(fields=('question', 'order'), name='hint_unique_order')],
+                "ordering": ["question", "order"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("question", "order"), name="hint_unique_order")
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Exercise',
+            name="Exercise",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('queue', models.CharField(choices=[('cpu', 'CPU'), ('gpu', 'GPU')], default='cpu', max_length=3)),
-                ('starter_code', models.TextField()),
-                ('solution_code', models.TextField()),
-                ('checks', models.JSONField(default=list)),
-                ('forbid', models.JSONField(blank=True, default=list)),
-                ('wrong_solutions', models.JSONField(blank=True, default=dict, help_text='Plausible wrong solutions by name; verify_bank proves they fail.')),
-                ('time_limit', models.FloatField(default=10.0, help_text='Seconds of wall time per submission.')),
-                ('memory_limit_mb', models.PositiveIntegerField(default=1024)),
-                ('question', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='exercise', to='quizbank.question')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "queue",
+                    models.CharField(
+                        choices=[("cpu", "CPU"), ("gpu", "GPU")], default="cpu", max_length=3
+                    ),
+                ),
+                ("starter_code", models.TextField()),
+                ("solution_code", models.TextField()),
+                ("checks", models.JSONField(default=list)),
+                ("forbid", models.JSONField(blank=True, default=list)),
+                (
+                    "wrong_solutions",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text="Plausible wrong solutions by name; verify_bank proves they fail.",
+                    ),
+                ),
+                (
+                    "time_limit",
+                    models.FloatField(
+                        default=10.0, help_text="Seconds of wall time per submission."
+                    ),
+                ),
+                ("memory_limit_mb", models.PositiveIntegerField(default=1024)),
+                (
+                    "question",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="exercise",
+                        to="quizbank.question",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.CheckConstraint(condition=models.Q(('queue__in', ['cpu', 'gpu'])), name='exercise_queue_valid'), models.CheckConstraint(condition=models.Q(('time_limit__gt', 0), ('time_limit__lte', 120)), name='exercise_time_limit_range'), models.CheckConstraint(condition=models.Q(('memory_limit_mb__gte', 64), ('memory_limit_mb__lte', 16384)), name='exercise_memory_limit_range')],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("queue__in", ["cpu", "gpu"])),
+                        name="exercise_queue_valid",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("time_limit__gt", 0), ("time_limit__lte", 120)),
+                        name="exercise_time_limit_range",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("memory_limit_mb__gte", 64), ("memory_limit_mb__lte", 16384)
+                        ),
+                        name="exercise_memory_limit_range",
+                    ),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='QuickCheck',
+            name="QuickCheck",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('order', models.PositiveSmallIntegerField()),
-                ('kind', models.CharField(choices=[('single', 'Single choice'), ('multiple', 'Multiple choice'), ('predict', 'Predict the output')], max_length=10)),
-                ('prompt', models.TextField()),
-                ('choices', models.JSONField(blank=True, default=list)),
-                ('answer', models.JSONField(help_text='single: an index; multiple: a list of indices; predict: text')),
-                ('explanation', models.TextField()),
-                ('question', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='quick_checks', to='quizbank.question')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("order", models.PositiveSmallIntegerField()),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("single", "Single choice"),
+                            ("multiple", "Multiple choice"),
+                            ("predict", "Predict the output"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                ("prompt", models.TextField()),
+                ("choices", models.JSONField(blank=True, default=list)),
+                (
+                    "answer",
+                    models.JSONField(
+                        help_text="single: an index; multiple: a list of indices; predict: text"
+                    ),
+                ),
+                ("explanation", models.TextField()),
+                (
+                    "question",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="quick_checks",
+                        to="quizbank.question",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['question', 'order'],
-                'constraints': [models.UniqueConstraint(fields=('question', 'order'), name='quickcheck_unique_order'), models.CheckConstraint(condition=models.Q(('kind__in', ['single', 'multiple', 'predict'])), name='quickcheck_kind_valid')],
+                "ordering": ["question", "order"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("question", "order"), name="quickcheck_unique_order"
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("kind__in", ["single", "multiple", "predict"])),
+                        name="quickcheck_kind_valid",
+                    ),
+                ],
             },
         ),
         migrations.AddIndex(
-            model_name='question',
-            index=models.Index(fields=['status', 'difficulty'], name='quizbank_qu_status_e51ad0_idx'),
+            model_name="question",
+            index=models.Index(
+                fields=["status", "difficulty"], name="quizbank_qu_status_e51ad0_idx"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='question',
-            constraint=models.CheckConstraint(condition=models.Q(('difficulty__in', ['easy', 'medium', 'hard'])), name='question_difficulty_valid'),
+            model_name="question",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("difficulty__in", ["easy", "medium", "hard"])),
+                name="question_difficulty_valid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='question',
-            constraint=models.CheckConstraint(condition=models.Q(('kind__in', ['concept', 'code'])), name='question_kind_valid'),
+            model_name="question",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("kind__in", ["concept", "code"])), name="question_kind_valid"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='question',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['draft', 'review', 'published', 'archived'])), name='question_status_valid'),
+            model_name="question",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("status__in", ["draft", "review", "published", "archived"])),
+                name="question_status_valid",
+            ),
         ),
     ]

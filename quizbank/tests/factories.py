@@ -79,10 +79,17 @@ class ExerciseFactory(factory.django.DjangoModelFactory):
     solution_code = "def double(x):\n    return x * 2\n"
     checks = factory.LazyFunction(
         lambda: [
-            {"name": "doubles an example", "visible": True, "code": "out = double(torch.ones(2))",
-             "compare": "out"},
-            {"name": "hidden: doubles a secret tensor", "code": "SECRET_INPUT = torch.arange(7.0)\n"
-             "out = double(SECRET_INPUT)", "compare": "out"},
+            {
+                "name": "doubles an example",
+                "visible": True,
+                "code": "out = double(torch.ones(2))",
+                "compare": "out",
+            },
+            {
+                "name": "hidden: doubles a secret tensor",
+                "code": "SECRET_INPUT = torch.arange(7.0)\nout = double(SECRET_INPUT)",
+                "compare": "out",
+            },
         ]
     )
     wrong_solutions = factory.LazyFunction(lambda: {"adds": "def double(x):\n    return x + 2\n"})

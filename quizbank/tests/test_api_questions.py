@@ -30,7 +30,11 @@ def catalogue():
             slug="grad", primary_topic=autograd, difficulty="medium", applications=[nlp]
         ),
         "amp": QuestionFactory(
-            slug="amp", primary_topic=gpu, topics=[autograd], difficulty="hard", kind="code",
+            slug="amp",
+            primary_topic=gpu,
+            topics=[autograd],
+            difficulty="hard",
+            kind="code",
             applications=[cv, nlp],
         ),
         "draft": QuestionFactory(slug="draft", primary_topic=tensors, status="draft"),
@@ -126,7 +130,9 @@ def test_staff_see_unpublished_questions(api, staff, status):
 
 
 def test_the_detail_carries_everything_a_learner_may_see(api):
-    question = QuestionFactory(slug="hooks", kind="code", concepts=["register_forward_hook", "handles"])
+    question = QuestionFactory(
+        slug="hooks", kind="code", concepts=["register_forward_hook", "handles"]
+    )
     HintFactory(question=question, order=1, text="First nudge")
     HintFactory(question=question, order=2, text="Second nudge")
     QuickCheckFactory(question=question, order=1)
@@ -147,7 +153,10 @@ def test_the_detail_carries_everything_a_learner_may_see(api):
 def test_no_public_field_carries_hidden_checks_solutions_or_quick_check_answers(api):
     question = QuestionFactory(slug="secretive", kind="code")
     QuickCheckFactory(
-        question=question, kind="predict", choices=[], answer="tensor([42])",
+        question=question,
+        kind="predict",
+        choices=[],
+        answer="tensor([42])",
         explanation="EXPLANATION-ONLY-AFTER-ANSWERING",
     )
     ExerciseFactory(
@@ -162,8 +171,14 @@ def test_no_public_field_carries_hidden_checks_solutions_or_quick_check_answers(
     ]
     for body in bodies:
         for secret in (
-            "REFERENCE-SOLUTION-MARKER", "SECRET_INPUT", "hidden: doubles", "WRONG-SOLUTION-MARKER",
-            "tensor([42])", "EXPLANATION-ONLY-AFTER-ANSWERING", "solution_code", "wrong_solutions",
+            "REFERENCE-SOLUTION-MARKER",
+            "SECRET_INPUT",
+            "hidden: doubles",
+            "WRONG-SOLUTION-MARKER",
+            "tensor([42])",
+            "EXPLANATION-ONLY-AFTER-ANSWERING",
+            "solution_code",
+            "wrong_solutions",
         ):
             assert secret not in body
     detail = json.loads(bodies[0])

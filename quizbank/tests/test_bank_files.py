@@ -33,8 +33,13 @@ def concept(**overrides):
         "why_asked": "It tests memory layout.\n",
         "hints": ["Think of strides.", "Transpose first."],
         "quick_checks": [
-            {"kind": "single", "question": "Which works?", "choices": ["view", "reshape"],
-             "answer": 1, "explanation": "reshape copies when it must."},
+            {
+                "kind": "single",
+                "question": "Which works?",
+                "choices": ["view", "reshape"],
+                "answer": 1,
+                "explanation": "reshape copies when it must.",
+            },
         ],
     }
     question.update(overrides)
@@ -57,8 +62,12 @@ def add_exercise(folder: Path, **overrides):
     meta = {
         "queue": "cpu",
         "checks": [
-            {"name": "example", "visible": True, "code": "out = double(torch.ones(2))",
-             "compare": "out"},
+            {
+                "name": "example",
+                "visible": True,
+                "code": "out = double(torch.ones(2))",
+                "compare": "out",
+            },
             {"name": "hidden", "code": "out = double(torch.arange(3.0))", "compare": ["out"]},
         ],
     }
@@ -93,10 +102,19 @@ def snapshot():
 
 @pytest.fixture
 def good_bank(tmp_path):
-    root = write_bank(tmp_path / "bank", {"view-vs-reshape": concept(), "doubling": concept(
-        title="Double a tensor", kind="code", topics=["autograd", "tensors"], quick_checks=[],
-        difficulty="easy",
-    )})
+    root = write_bank(
+        tmp_path / "bank",
+        {
+            "view-vs-reshape": concept(),
+            "doubling": concept(
+                title="Double a tensor",
+                kind="code",
+                topics=["autograd", "tensors"],
+                quick_checks=[],
+                difficulty="easy",
+            ),
+        },
+    )
     add_exercise(root / "doubling")
     return root
 
@@ -158,8 +176,18 @@ def break_unknown_key(root):
 
 
 def break_bad_quick_check(root):
-    edit_question(root, quick_checks=[{"kind": "single", "question": "?", "choices": ["a", "b"],
-                                       "answer": 5, "explanation": "."}])
+    edit_question(
+        root,
+        quick_checks=[
+            {
+                "kind": "single",
+                "question": "?",
+                "choices": ["a", "b"],
+                "answer": 5,
+                "explanation": ".",
+            }
+        ],
+    )
 
 
 def break_exercise_check(root):
@@ -183,7 +211,10 @@ def edit_question(root, **changes):
     ("breakage", "expected"),
     [
         (break_unknown_topic, "view-vs-reshape/question.yaml: topics: unknown topic 'astrology'"),
-        (break_bad_difficulty, "view-vs-reshape/question.yaml: difficulty: 'trivial' is not one of"),
+        (
+            break_bad_difficulty,
+            "view-vs-reshape/question.yaml: difficulty: 'trivial' is not one of",
+        ),
         (break_missing_field, "view-vs-reshape/question.yaml: why_asked: is required"),
         (break_bad_yaml, "view-vs-reshape/question.yaml: line 2: invalid YAML"),
         (break_unknown_key, "view-vs-reshape/question.yaml: answr: unknown key"),
@@ -265,6 +296,8 @@ def test_a_copy_of_the_shipped_bank_round_trips(tmp_path):
     load(root)
     before = snapshot()
     call_command("export_bank", str(tmp_path / "out"))
-    shutil.rmtree(tmp_path / "out" / next(p.name for p in (tmp_path / "out").iterdir() if p.is_dir()))
+    shutil.rmtree(
+        tmp_path / "out" / next(p.name for p in (tmp_path / "out").iterdir() if p.is_dir())
+    )
     load(tmp_path / "out")
     assert snapshot() == before

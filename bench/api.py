@@ -1,0 +1,194 @@
+"""Benchmark the question API on 10,000 questions in a scratch PostgreSQL database.
+
+    .venv/bin/python bench/api.py [--questions 10000] [--requests 300]
+        [--database-url postgres://postgres@127.0.0.1:5432/quizbank_bench]
+
+Creates (and finally drops) the scratch database, fills it with generated questions spread over the
+real taxonomy, then times requests through Django's full stack (middleware, DRF, django-filter,
+serialisation; no network) and prints p50/p95, queries per request and the ratio to the targets
+(list p95 <= 25 ms, search p95 <= 50 ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def corpus(root: Path) -> dict[str, list]:
+    """Titles, sentences and concepts of the real bank, so generated questions have the word
+    frequencies of real ones (a tiny random vocabulary would make every question match every
+    search, which no real bank does)."""
+    import re
+
+    import yaml
+
+    titles, sentences, concepts = [], [], []
+    for path in sorted(root.glob("*/question.yaml")):
+        meta = yaml.safe_load(path.read_text())
+        answer = (path.parent / "answer.md").read_text()
+        prose = re.sub(r"```.*?```", " ", answer + "\n" + meta["prompt"], flags=re.S)
+        titles.append(meta["title"])
+        concepts += meta["concepts"]
+        sentences += [s.strip() for s in re.split(r"(?<=[.?!])\s+", prose) if len(s.split()) > 4]
+    if len(titles) < 5:
+        sys.exit(f"bench/api.py: {root}: needs the real bank's questions to build a corpus")
+    return {"titles": titles, "sentences": sentences, "concepts": concepts}
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--questions", type=int, default=10_000)
+    parser.add_argument("--requests", type=int, default=300)
+    parser.add_argument("--keep", action="store_true", help="keep the scratch database afterwards")
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get(
+            "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/quizbank_bench"
+        ),
+    )
+    args = parser.parse_args()
+
+    os.environ["DATABASE_URL"] = args.database_url
+    os.environ["ALLOWED_HOSTS"] = "testserver"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "quizbank.settings")
+    os.environ.pop("REDIS_URL", None)
+
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection, connections
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from quizbank.bank.files import read_bank
+    from quizbank.bank.sync import _upsert_taxonomy
+    from quizbank.models import Application, Question, Topic
+
+    if connection.vendor != "postgresql":
+        sys.exit("bench/api.py: --database-url: must be a PostgreSQL database")
+    name = connection.settings_dict["NAME"]
+    _recreate_database(connections, name)
+
+    started = time.perf_counter()
+    call_command("migrate", verbosity=0)
+    _upsert_taxonomy(read_bank([ROOT / "fixtures" / "bank"]).taxonomy or {})
+    topics, apps = list(Topic.objects.all()), list(Application.objects.all())
+    rng = random.Random(1234)
+    text = corpus(ROOT / "fixtures" / "bank")
+
+    def sentences(n: int) -> str:
+        return " ".join(rng.choice(text["sentences"]) for _ in range(n))
+
+    questions = [
+        Question(
+            slug=f"q-{i}",
+            title=f"{rng.choice(text['titles'])} ({i})",
+            prompt=sentences(3),
+            answer=sentences(rng.randint(12, 30)),
+            why_asked=sentences(2),
+            concepts=rng.sample(text["concepts"], 3),
+            difficulty=rng.choice(["easy", "medium", "hard"]),
+            kind=rng.choice(["concept", "code"]),
+            status="published" if rng.random() < 0.9 else "draft",
+            primary_topic=rng.choice(topics),
+        )
+        for i in range(args.questions)
+    ]
+    Question.objects.bulk_create(questions, batch_size=1000)
+    through_topics, through_apps = Question.topics.through, Question.applications.through
+    rows_t, rows_a = [], []
+    for q in Question.objects.only("id", "primary_topic_id"):
+        extra = {t.id for t in rng.sample(topics, 2)} | {q.primary_topic_id}
+        rows_t += [through_topics(question_id=q.id, topic_id=t) for t in extra]
+        rows_a += [through_apps(question_id=q.id, application_id=a.id) for a in rng.sample(apps, 2)]
+    through_topics.objects.bulk_create(rows_t, batch_size=5000)
+    through_apps.objects.bulk_create(rows_a, batch_size=5000)
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
+    print(f"built {args.questions} questions in {time.perf_counter() - started:.1f} s")
+
+    client = Client()
+    cases = {
+        "list": (
+            "/api/questions/?topic=tensors&topic=autograd&difficulty=medium,hard&kind=code"
+            "&application=computer-vision&page_size=20",
+            25.0,
+        ),
+        "search": (
+            "/api/questions/?search=why+does+my+gradient+explode+with+a+high+learning+rate"
+            "&page_size=20",
+            50.0,
+        ),
+        "search+filter": (
+            "/api/questions/?search=contiguous+view+reshape+stride&topic=tensors&page_size=20",
+            50.0,
+        ),
+    }
+    print(
+        f"{'request':<14} {'p50 ms':>8} {'p95 ms':>8} {'target':>8} {'p95/target':>10} {'queries':>8}"
+    )
+    for label, (url, target) in cases.items():
+        for _ in range(10):  # warm caches and connections
+            assert client.get(url).status_code == 200
+        timings = []
+        for _ in range(args.requests):
+            t0 = time.perf_counter()
+            response = client.get(url)
+            timings.append((time.perf_counter() - t0) * 1000)
+            assert response.status_code == 200
+        with CaptureQueriesContext(connection) as queries:
+            count = client.get(url).json()["count"]
+        p50, p95 = statistics.median(timings), percentile(timings, 0.95)
+        print(
+            f"{label:<14} {p50:8.1f} {p95:8.1f} {target:8.0f} {p95 / target:10.2f} "
+            f"{len(queries):8d}   ({count} matches)"
+        )
+    connection.close()
+    if not args.keep:
+        _drop_database(name)
+
+
+def _admin_cursor(connections):  # a connection to the maintenance database
+    import psycopg
+
+    settings = connections["default"].settings_dict
+    return psycopg.connect(
+        host=settings["HOST"] or None,
+        port=settings["PORT"] or None,
+        user=settings["USER"] or None,
+        password=settings["PASSWORD"] or None,
+        dbname="postgres",
+        autocommit=True,
+    )
+
+
+def _recreate_database(connections, name: str) -> None:
+    with _admin_cursor(connections) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def _drop_database(name: str) -> None:
+    from django.db import connections
+
+    with _admin_cursor(connections) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""Search finds the right question when a learner types an interview question in their own words.
+
+Runs on whichever database the suite uses: PostgreSQL full-text search in CI, the substring fallback
+on SQLite."""
+
+import pytest
+from django.db import connection
+
+from .factories import QuestionFactory, TopicFactory
+
+pytestmark = pytest.mark.django_db
+
+QUESTIONS = [
+    (
+        "zero-grad",
+        "Why must gradients be reset between optimizer steps?",
+        "A colleague's training loop never calls optimizer.zero_grad(). What happens and why?",
+        ["gradient accumulation", "Optimizer.zero_grad"],
+        "backward() adds into .grad instead of overwriting it, so stale gradients pile up.",
+    ),
+    (
+        "view-vs-reshape",
+        "view, reshape and permute: when does each work?",
+        "Explain how view differs from reshape and what contiguity has to do with it.",
+        ["torch.Tensor.view", "torch.reshape", "contiguous memory"],
+        "view never copies and needs compatible strides; reshape copies when it must.",
+    ),
+    (
+        "train-vs-eval-mode",
+        "What changes when you call model.eval()?",
+        "Which layers behave differently in training and evaluation mode?",
+        ["Module.eval", "Dropout", "BatchNorm running statistics"],
+        "Dropout stops dropping and batch norm uses running statistics at test time.",
+    ),
+    (
+        "move-to-gpu",
+        "Moving a model and its data to a device",
+        "How do you write device-agnostic code that runs on a CPU or a CUDA GPU?",
+        ["torch.device", "Tensor.to"],
+        "Pick torch.device('cuda' if available else 'cpu') once and call .to(device).",
+    ),
+    (
+        "save-load-models",
+        "Saving and loading a trained model",
+        "How do you persist a model's weights and load them later for inference?",
+        ["state_dict", "torch.save", "torch.load"],
+        "Save model.state_dict() with torch.save and load it with weights_only=True.",
+    ),
+]
+
+
+@pytest.fixture(autouse=True)
+def bank():
+    topic = TopicFactory(slug="general")
+    for slug, title, prompt, concepts, answer in QUESTIONS:
+        QuestionFactory(
+            slug=slug,
+            title=title,
+            prompt=prompt,
+            concepts=concepts,
+            answer=answer,
+            primary_topic=topic,
+        )
+
+
+def top(api, text):
+    response = api.get("/api/questions/", {"search": text})
+    assert response.status_code == 200
+    return [row["slug"] for row in response.json()["results"]]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("why do I have to zero the gradients every iteration", "zero-grad"),
+        ("difference between view and reshape", "view-vs-reshape"),
+        ("my model gives different results at test time, dropout?", "train-vs-eval-mode"),
+        ("how to run my code on a cuda gpu", "move-to-gpu"),
+        ("persist model weights to disk", "save-load-models"),
+        ("contiguous", "view-vs-reshape"),
+    ],
+)
+def test_the_best_match_comes_first(api, text, expected):
+    results = top(api, text)
+    assert results and results[0] == expected, results
+
+
+def test_words_in_the_title_outrank_the_same_words_in_the_answer(api):
+    topic = TopicFactory(slug="other")
+    QuestionFactory(
+        slug="answer-mentions",
+        title="Unrelated title",
+        answer="A note on broadcasting.",
+        primary_topic=topic,
+    )
+    QuestionFactory(slug="title-mentions", title="Broadcasting rules", primary_topic=topic)
+    assert top(api, "broadcasting")[:2] == ["title-mentions", "answer-mentions"]
+
+
+def test_search_combines_with_filters(api):
+    assert top(api, "gradients model") != []
+    response = api.get("/api/questions/", {"search": "gradients", "difficulty": "hard"})
+    assert response.json()["count"] == 0
+
+
+def test_search_with_no_words_does_not_filter(api):
+    assert len(top(api, "?!")) == len(QUESTIONS)
+
+
+def test_search_text_with_query_syntax_is_harmless(api):
+    assert top(api, "view & | ! reshape:* ('")[0] == "view-vs-reshape"
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="stemming is PostgreSQL's")
+def test_postgres_stems_words(api):
+    # "reshaping" and "permuted" stem to the words of the view-vs-reshape question
+    assert top(api, "reshaping permuted")[0] == "view-vs-reshape"

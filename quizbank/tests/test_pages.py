@@ -1,0 +1,33 @@
+import pytest
+
+from .factories import QuestionFactory, TopicFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_home_lists_topics_with_counts(client):
+    topic = TopicFactory(name="Tensors")
+    QuestionFactory(primary_topic=topic)
+    response = client.get("/")
+    assert response.status_code == 200
+    assert b"Tensors" in response.content and b"1 question" in response.content
+
+
+def test_the_question_list_filters_with_the_same_filterset(client):
+    QuestionFactory(title="Easy one", difficulty="easy")
+    QuestionFactory(title="Hard one", difficulty="hard")
+    response = client.get("/questions/?difficulty=hard")
+    assert b"Hard one" in response.content and b"Easy one" not in response.content
+
+
+def test_a_bad_filter_on_the_page_says_why(client):
+    response = client.get("/questions/?difficulty=impossible")
+    assert response.status_code == 200
+    assert b"difficulty:" in response.content and b"impossible" in response.content
+
+
+def test_a_question_page_renders_markdown_and_hides_drafts(client):
+    QuestionFactory(slug="shown", prompt="Use `view`.")
+    QuestionFactory(slug="hidden", status="draft")
+    assert b"<code>view</code>" in client.get("/questions/shown/").content
+    assert client.get("/questions/hidden/").status_code == 404
