@@ -14,4 +14,6 @@ def user(django_user_model):
 
 @pytest.fixture
 def staff(django_user_model):
-    return django_user_model.objects.create_user("curator", password="a-long-test-password", is_staff=True)
+    return django_user_model.objects.create_user(
+        "curator", password="a-long-test-password", is_staff=True
+    )

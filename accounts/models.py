@@ -10,14 +10,19 @@ class User(AbstractUser):
 
 
 class Profile(models.Model):
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile")
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile"
+    )
     display_name = models.CharField(max_length=80, blank=True)
-    daily_goal = models.PositiveSmallIntegerField(default=5, help_text="Questions to practise a day.")
+    daily_goal = models.PositiveSmallIntegerField(
+        default=5, help_text="Questions to practise a day."
+    )
 
     class Meta:
         constraints = [
             models.CheckConstraint(
-                condition=models.Q(daily_goal__gte=1, daily_goal__lte=200), name="profile_daily_goal_range"
+                condition=models.Q(daily_goal__gte=1, daily_goal__lte=200),
+                name="profile_daily_goal_range",
             )
         ]
 

@@ -140,7 +140,8 @@ def main() -> None:
         ),
     }
     print(
-        f"{'request':<14} {'p50 ms':>8} {'p95 ms':>8} {'target':>8} {'p95/target':>10} {'queries':>8}"
+        f"{'request':<14} {'p50 ms':>8} {'p95 ms':>8} {'target':>8} {'p95/target':>10}"
+        f" {'queries':>8}"
     )
     for label, (url, target) in cases.items():
         for _ in range(10):  # warm caches and connections

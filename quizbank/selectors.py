@@ -4,7 +4,6 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 
 from .models import Application, Question, Topic
 
-
 LIST_DEFERRED = ["prompt", "answer", "why_asked", "concepts", "search_vector"]
 
 
