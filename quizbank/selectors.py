@@ -33,9 +33,14 @@ def question_detail_queryset(*, user: Any) -> QuerySet[Question]:
 
 def topic_list() -> QuerySet[Topic]:
     published = Q(questions__status=Question.Status.PUBLISHED)
-    return Topic.objects.annotate(question_count=Count("questions", filter=published))
+    # Meta.ordering is not applied to aggregate queries, so the order is explicit.
+    return Topic.objects.annotate(question_count=Count("questions", filter=published)).order_by(
+        "order", "name"
+    )
 
 
 def application_list() -> QuerySet[Application]:
     published = Q(questions__status=Question.Status.PUBLISHED)
-    return Application.objects.annotate(question_count=Count("questions", filter=published))
+    return Application.objects.annotate(
+        question_count=Count("questions", filter=published)
+    ).order_by("name")

@@ -141,8 +141,18 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
+CELERY_BEAT_SCHEDULE = {
+    "sweep-stuck-submissions": {"task": "practice.tasks.sweep_submissions", "schedule": 30.0},
+}
+
 # The grader's interpreter: a separate virtual environment with torch and nothing of Django.
 GRADER_PYTHON = os.environ.get("GRADER_PYTHON", str(BASE_DIR / ".venv-grader" / "bin" / "python"))
+GRADER_SLOTS = int(os.environ.get("GRADER_SLOTS", "2"))
+# Seconds a submission may wait in a queue, or run past its time limit, before the sweep steps in.
+GRADER_QUEUE_DEADLINE = int(os.environ.get("GRADER_QUEUE_DEADLINE", "120"))
+GRADER_GPU_QUEUE_DEADLINE = int(os.environ.get("GRADER_GPU_QUEUE_DEADLINE", "600"))
+GRADER_RUNNING_MARGIN = int(os.environ.get("GRADER_RUNNING_MARGIN", "60"))
+SUBMISSION_RATE = os.environ.get("SUBMISSION_RATE", "20/min")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -154,6 +164,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "quizbank.api.pagination.PageNumberPagination",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "PAGE_SIZE": 20,
+    "DEFAULT_THROTTLE_RATES": {"submissions": SUBMISSION_RATE},
 }
 
 SPECTACULAR_SETTINGS = {

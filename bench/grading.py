@@ -1,0 +1,243 @@
+"""Benchmark grading, three ways, in one run on the same exercise:
+
+  (a) a cold process per submission (fresh interpreter: import torch, isolate, grade, exit);
+  (b) the sandbox pool (a warm zygote forks an isolated child per submission);
+  (c) end to end: POST /api/submissions/ -> verdict, through Redis and a real Celery worker.
+
+    .venv/bin/python bench/grading.py [-n 40] [--cold 8] [--burst 100]
+        [--database-url postgres://postgres@127.0.0.1:5432/quizbank_bench_grading]
+        [--redis-url redis://127.0.0.1:6379/14]
+
+Prints p50/p95 per submission, throughput, and the ratios (targets: (c) p50 <= 150 ms; (b) >= 20x
+faster than (a); >= 25 verdicts/s sustained on 2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+CHECKS = [
+    {
+        "name": "example",
+        "visible": True,
+        "code": "out = scale(torch.ones(3), 2.0)",
+        "compare": "out",
+    },
+    {"name": "random", "code": "out = scale(torch.randn(4, 5), -1.5)", "compare": "out"},
+    {"name": "empty", "code": "out = scale(torch.empty(0), 3.0)", "compare": "out"},
+    {
+        "name": "gradient",
+        "code": "x = torch.randn(6, requires_grad=True)\nscale(x, 4.0).sum().backward()",
+        "compare": "x.grad",
+    },
+    {"name": "dtype", "code": "out = scale(torch.arange(4), 2)", "compare": ["out", "out.dtype"]},
+]
+SOLUTION = "def scale(x, factor):\n    return x * factor\n"
+JOB = {
+    "code": SOLUTION,
+    "reference": SOLUTION,
+    "checks": CHECKS,
+    "forbid": [],
+    "time_limit": 10,
+    "memory_limit_mb": 1024,
+    "queue": "cpu",
+}
+
+
+def stats(label: str, seconds: list[float]) -> float:
+    ms = sorted(s * 1000 for s in seconds)
+    p50 = statistics.median(ms)
+    p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
+    print(f"{label:<38} n={len(ms):<4} p50 {p50:8.1f} ms   p95 {p95:8.1f} ms")
+    return p50
+
+
+def timed(fn) -> float:
+    t0 = time.perf_counter()
+    result = fn()
+    elapsed = time.perf_counter() - t0
+    assert result["status"] == "passed", result
+    return elapsed
+
+
+def throughput(label: str, grade, count: int, workers: int) -> float:
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(workers) as executor:
+        results = list(executor.map(lambda _: grade(), range(count)))
+    elapsed = time.perf_counter() - t0
+    assert all(r["status"] == "passed" for r in results)
+    rate = count / elapsed
+    print(f"{label:<38} {count} verdicts in {elapsed:.2f} s = {rate:.1f} verdicts/s")
+    return rate
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("-n", type=int, default=40, help="sequential submissions for (b), (c)")
+    parser.add_argument("--cold", type=int, default=8, help="submissions for (a)")
+    parser.add_argument("--burst", type=int, default=100, help="submissions for throughput")
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get(
+            "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/quizbank_bench_grading"
+        ),
+    )
+    parser.add_argument(
+        "--redis-url", default=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
+    )
+    parser.add_argument("--slots", type=int, default=2)
+    args = parser.parse_args()
+
+    from practice.sandbox import SandboxPool
+
+    python = os.environ.get("GRADER_PYTHON", str(ROOT / ".venv-grader" / "bin" / "python"))
+    print(f"grading one exercise with {len(CHECKS)} checks; {os.cpu_count()} CPUs\n")
+
+    with SandboxPool(python, kind="gpu", prespawn=False) as cold:
+        a = stats(
+            "(a) cold process per submission",
+            [timed(lambda: cold.grade(JOB)) for _ in range(args.cold)],
+        )
+    with SandboxPool(python, slots=args.slots) as pool:
+        pool.grade(JOB)  # the reference's outputs are computed once per exercise, then cached
+        b = stats("(b) sandbox pool", [timed(lambda: pool.grade(JOB)) for _ in range(args.n)])
+        b_rate = throughput(
+            f"(b) pool, {args.slots} slots", lambda: pool.grade(JOB), args.burst, args.slots
+        )
+    c, c_rate = end_to_end(args, python)
+
+    print()
+    print(f"(a)/(b) p50 ratio: {a / b:.1f}x faster through the pool (target >= 20x)")
+    print(f"(c) p50: {c:.1f} ms (target <= 150 ms)")
+    print(f"throughput: pool {b_rate:.1f}/s, end to end {c_rate:.1f}/s (target >= 25/s)")
+
+
+def end_to_end(args, python: str) -> tuple[float, float]:
+    os.environ.update(
+        DATABASE_URL=args.database_url,
+        REDIS_URL=args.redis_url,
+        ALLOWED_HOSTS="testserver",
+        GRADER_PYTHON=python,
+        SUBMISSION_RATE="100000/min",
+        DJANGO_SETTINGS_MODULE="quizbank.settings",
+    )
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+
+    from practice.models import Submission
+    from quizbank.models import Exercise, Question, Topic
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from api import _drop_database, _recreate_database  # noqa: PLC0415 - sibling script
+    from django.db import connections
+
+    name = connection.settings_dict["NAME"]
+    _recreate_database(connections, name)
+    call_command("migrate", verbosity=0)
+    topic = Topic.objects.create(slug="bench", name="Bench")
+    question = Question.objects.create(
+        slug="scale",
+        title="Scale",
+        prompt=".",
+        answer=".",
+        why_asked=".",
+        difficulty="easy",
+        kind="code",
+        status="published",
+        primary_topic=topic,
+    )
+    Exercise.objects.create(
+        question=question, starter_code=SOLUTION, solution_code=SOLUTION, checks=CHECKS
+    )
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.create_user("bench", password="bench-password-123")
+    client = Client()
+    client.force_login(user)
+
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "quizbank",
+            "worker",
+            "-Q",
+            "cpu",
+            "-P",
+            "threads",
+            "-c",
+            str(args.slots),
+            "--without-gossip",
+            "--without-mingle",
+            "-l",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=dict(os.environ),
+        start_new_session=True,
+    )
+    try:
+
+        def post_and_wait() -> dict:
+            response = client.post(
+                "/api/submissions/",
+                {"question": "scale", "code": SOLUTION},
+                content_type="application/json",
+            )
+            pk = response.json()["id"]
+            while True:
+                status = Submission.objects.values_list("status", flat=True).get(pk=pk)
+                if status not in ("queued", "running"):
+                    return {"status": status}
+                time.sleep(0.002)
+
+        for _ in range(3):  # the worker starts its zygotes on the first submission
+            post_and_wait()
+        c = stats(
+            "(c) POST -> verdict via Redis + Celery", [timed(post_and_wait) for _ in range(args.n)]
+        )
+
+        t0 = time.perf_counter()
+        ids = [
+            client.post(
+                "/api/submissions/",
+                {"question": "scale", "code": SOLUTION},
+                content_type="application/json",
+            ).json()["id"]
+            for _ in range(args.burst)
+        ]
+        while Submission.objects.filter(pk__in=ids, status__in=["queued", "running"]).exists():
+            time.sleep(0.01)
+        elapsed = time.perf_counter() - t0
+        passed = Submission.objects.filter(pk__in=ids, status="passed").count()
+        rate = args.burst / elapsed
+        print(
+            f"{'(c) end to end, burst':<38} {args.burst} verdicts ({passed} passed) "
+            f"in {elapsed:.2f} s = {rate:.1f} verdicts/s"
+        )
+        return c, rate
+    finally:
+        os.killpg(worker.pid, 9)
+        worker.wait()
+        connection.close()
+        _drop_database(name)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""Per-child cgroup v1 memory and pids limits, nested under the zygote's own cgroups.
+
+RLIMIT_AS bounds what one process maps; the memory cgroup bounds what the child really uses,
+tmpfs files included, and tells us afterwards whether the kernel killed it for memory. The pids
+cgroup bounds threads, which seccomp cannot (threads are allowed). Where the controllers are not
+mounted or not writable the layer is reported inactive and the rlimits still apply.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import time
+from dataclasses import dataclass
+
+_ROOT = "/sys/fs/cgroup"
+_counter = itertools.count()
+
+
+def _own_dir(controller: str) -> str | None:
+    base = os.path.join(_ROOT, controller)
+    try:
+        with open("/proc/self/cgroup") as f:
+            for line in f:
+                _, controllers, path = line.rstrip("\n").split(":", 2)
+                if controller in controllers.split(","):
+                    own = os.path.join(base, path.lstrip("/"))
+                    return own if os.access(own, os.W_OK) else None
+    except OSError:
+        return None
+    return None
+
+
+@dataclass(frozen=True)
+class ChildCgroup:
+    memory: str
+    pids: str
+
+    @property
+    def procs_files(self) -> list[str]:
+        return [os.path.join(self.memory, "cgroup.procs"), os.path.join(self.pids, "cgroup.procs")]
+
+    def oom_killed(self) -> bool:
+        try:
+            with open(os.path.join(self.memory, "memory.oom_control")) as f:
+                for line in f:
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(value) > 0
+            with open(os.path.join(self.memory, "memory.failcnt")) as f:
+                return int(f.read()) > 0
+        except (OSError, ValueError):
+            return False
+
+    def remove(self) -> None:
+        # The pid namespace is gone once its init is reaped, but the kernel may need a moment
+        # to release the last task; a leftover directory is removed by the next sweep.
+        for path in (self.memory, self.pids):
+            for _ in range(20):
+                try:
+                    os.rmdir(path)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.005)
+
+
+class Cgroups:
+    """Creates one memory+pids cgroup pair per sandboxed child."""
+
+    def __init__(self) -> None:
+        self.memory_parent = _own_dir("memory")
+        self.pids_parent = _own_dir("pids")
+        self.prefix = f"quizbank-{os.getpid()}-"
+        self.active = self._probe()
+        if self.active:
+            self._sweep()
+
+    def _probe(self) -> bool:
+        if not (self.memory_parent and self.pids_parent):
+            return False
+        try:
+            self.create(memory_bytes=64 << 20, pids=8).remove()
+        except OSError:
+            return False
+        return True
+
+    def _sweep(self) -> None:
+        """Remove directories left by zygotes that were killed before they cleaned up."""
+        for parent in (self.memory_parent, self.pids_parent):
+            assert parent is not None
+            for name in os.listdir(parent):
+                if not name.startswith("quizbank-"):
+                    continue
+                owner = name.split("-")[1]
+                if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+                    with contextlib.suppress(OSError):
+                        os.rmdir(os.path.join(parent, name))
+
+    def create(self, *, memory_bytes: int, pids: int) -> ChildCgroup:
+        assert self.memory_parent and self.pids_parent
+        name = f"{self.prefix}{next(_counter)}"
+        group = ChildCgroup(
+            os.path.join(self.memory_parent, name), os.path.join(self.pids_parent, name)
+        )
+        os.mkdir(group.memory)
+        try:
+            os.mkdir(group.pids)
+            _write(os.path.join(group.memory, "memory.limit_in_bytes"), memory_bytes)
+            _write(os.path.join(group.pids, "pids.max"), pids)
+        except OSError:
+            group.remove()
+            raise
+        return group
+
+
+def _write(path: str, value: int) -> None:
+    with open(path, "w") as f:
+        f.write(str(value))
+
+
+def set_memory_limit(memory_dir: str, extra_bytes: int) -> None:
+    """Limit the cgroup to what it already uses plus ``extra_bytes`` (the child calls this).
+
+    A fresh single-use interpreter has charged torch (and CUDA) to its cgroup by the time the job
+    arrives; the job's memory limit is on top of that, so it means the same on both paths.
+    """
+    with open(os.path.join(memory_dir, "memory.usage_in_bytes")) as f:
+        used = int(f.read())
+    _write(os.path.join(memory_dir, "memory.limit_in_bytes"), used + extra_bytes)

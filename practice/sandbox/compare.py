@@ -1,0 +1,118 @@
+"""Trusted comparison of a submission's values with the reference's, with dtype-fitted tolerances.
+
+Runs in the zygote, on values that passed values.unsupported(), so every type here is exact and
+no method of the submission's choosing is ever called. Messages for hidden checks say what
+differed (type, dtype, shape, the largest difference) but never show an expected value or one the
+learner's code computed from a hidden input; visible checks also show both values, shortened.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch._tensor_str import printoptions
+
+# (rtol, atol) by dtype, as documented in fixtures/bank/README.md.
+TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
+    torch.float64: (1e-7, 1e-7),
+    torch.float32: (1.3e-6, 1e-5),
+    torch.bfloat16: (1.6e-2, 1e-5),
+    torch.float16: (1e-3, 1e-5),
+    torch.complex128: (1e-7, 1e-7),
+    torch.complex64: (1.3e-6, 1e-5),
+}
+FLOAT_TOLERANCE = TOLERANCES[torch.float32]
+_REPR_LIMIT = 300
+
+
+def short_repr(value: Any) -> str:
+    with printoptions(threshold=12, edgeitems=2, precision=4):
+        text = repr(value)
+    return text if len(text) <= _REPR_LIMIT else text[: _REPR_LIMIT - 3] + "..."
+
+
+def _type_name(value: Any) -> str:
+    return "tensor" if type(value) is torch.Tensor else type(value).__name__
+
+
+def difference(
+    expected: Any, actual: Any, *, rtol: float | None, atol: float | None, reveal: bool
+) -> str | None:
+    """Why ``actual`` does not match ``expected``, or None if it does."""
+
+    def differs(what: str) -> str:
+        if reveal:
+            return f"{what}: expected {short_repr(expected)}, got {short_repr(actual)}"
+        return what
+
+    if type(expected) is not type(actual):
+        return differs(f"a {_type_name(actual)} where a {_type_name(expected)} was expected")
+    if type(expected) is torch.Tensor:
+        return _tensor_difference(expected, actual, rtol, atol, reveal)
+    if type(expected) in (list, tuple):
+        if len(expected) != len(actual):
+            return differs(f"{len(actual)} items where {len(expected)} were expected")
+        for index, (want, got) in enumerate(zip(expected, actual, strict=True)):
+            problem = difference(want, got, rtol=rtol, atol=atol, reveal=reveal)
+            if problem:
+                return f"item {index}: {problem}"
+        return None
+    if type(expected) is dict:
+        if expected.keys() != actual.keys():
+            return differs("the keys differ")
+        for key in expected:
+            problem = difference(expected[key], actual[key], rtol=rtol, atol=atol, reveal=reveal)
+            if problem:
+                return f"key {key!r}: {problem}"
+        return None
+    if type(expected) is float:
+        default_rtol, default_atol = FLOAT_TOLERANCE
+        r = default_rtol if rtol is None else rtol
+        a = default_atol if atol is None else atol
+        if math.isnan(expected) and math.isnan(actual):
+            return None
+        if expected == actual or abs(actual - expected) <= a + r * abs(expected):
+            return None
+        return differs(f"the value differs by {abs(actual - expected):.3g}")
+    if expected != actual:
+        return differs("the value differs")
+    return None
+
+
+def _tensor_difference(
+    expected: torch.Tensor,
+    actual: torch.Tensor,
+    rtol: float | None,
+    atol: float | None,
+    reveal: bool,
+) -> str | None:
+    if expected.dtype != actual.dtype:
+        return f"dtype {actual.dtype} where {expected.dtype} was expected"
+    if expected.shape != actual.shape:
+        if reveal:
+            return f"shape {list(actual.shape)} where {list(expected.shape)} was expected"
+        return "the shape differs from the expected one"
+    if expected.dtype in TOLERANCES:
+        default_rtol, default_atol = TOLERANCES[expected.dtype]
+        r = default_rtol if rtol is None else rtol
+        a = default_atol if atol is None else atol
+        close = torch.isclose(actual, expected, rtol=r, atol=a, equal_nan=True)
+    else:  # integers and bools must be equal
+        close = actual == expected
+    if bool(close.all()):
+        return None
+    wrong = int((~close).sum())
+    message = f"{wrong} of {close.numel()} values differ"
+    if expected.is_floating_point() or expected.is_complex():
+        wide = torch.complex128 if expected.is_complex() else torch.float64
+        gap = (actual.to(wide) - expected.to(wide)).abs()[~close]
+        finite = gap[torch.isfinite(gap)]
+        if finite.numel():
+            message += f", by up to {float(finite.max()):.3g}"
+        if finite.numel() < gap.numel():
+            message += " (some are NaN or infinite where the expected values are not)"
+    if reveal:
+        message += f": expected {short_repr(expected)}, got {short_repr(actual)}"
+    return message

@@ -1,0 +1,22 @@
+from celery import shared_task
+
+from . import services
+
+
+@shared_task(
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=150,
+    time_limit=180,
+    ignore_result=True,
+)
+def grade_submission(submission_id: int) -> None:
+    from celery import current_task
+
+    worker = getattr(current_task.request, "hostname", None) or "in-process"
+    services.submission_grade(submission_id=submission_id, worker=worker)
+
+
+@shared_task(ignore_result=True, soft_time_limit=60, time_limit=90)
+def sweep_submissions() -> dict[str, int]:
+    return services.submission_sweep()

@@ -1,0 +1,133 @@
+import pytest
+from rest_framework.authtoken.models import Token
+from rest_framework.throttling import ScopedRateThrottle
+
+from practice.models import Submission
+
+pytestmark = pytest.mark.django_db
+
+RIGHT = "def double(x):\n    return x * 2\n"
+WRONG = "def double(x):\n    return x + 2\n"
+
+
+def submit(api, code, question="double-it", capture=None):
+    """POST, then let the commit happen (which enqueues, and here grades), then read it back."""
+    with capture(execute=True):
+        response = api.post(
+            "/api/submissions/", {"question": question, "code": code}, format="json"
+        )
+    if response.status_code == 201:
+        response.data = api.get(f"/api/submissions/{response.json()['id']}/").json()
+    return response
+
+
+def test_a_right_solution_is_graded_passed(
+    api, user, exercise, eager, django_capture_on_commit_callbacks
+):
+    api.force_authenticate(user)
+    response = submit(api, RIGHT, capture=django_capture_on_commit_callbacks)
+    assert response.status_code == 201
+    body = response.data
+    assert body["status"] == "passed", body
+    assert [c["status"] for c in body["checks"]] == ["passed"] * 4
+    assert body["tries"] == 1 and body["finished_at"] and body["queue"] == "cpu"
+    assert api.get(f"/api/submissions/{body['id']}/").json()["status"] == "passed"
+
+
+def test_a_wrong_solution_fails_naming_the_checks_without_leaking_hidden_inputs(
+    api, user, exercise, eager, django_capture_on_commit_callbacks
+):
+    api.force_authenticate(user)
+    body = submit(api, WRONG, capture=django_capture_on_commit_callbacks).data
+    assert body["status"] == "failed"
+    by_name = {c["name"]: c for c in body["checks"]}
+    assert by_name["doubles an example"]["status"] == "failed"
+    assert by_name["doubles a hidden tensor"]["status"] == "failed"
+    assert by_name["doubles a hidden tensor"]["message"]
+    assert "13" not in by_name["doubles a hidden tensor"]["message"]
+    assert "SECRET_INPUT" not in str(body)
+
+
+def test_anonymous_visitors_cannot_submit(api, exercise):
+    response = api.post(
+        "/api/submissions/", {"question": "double-it", "code": RIGHT}, format="json"
+    )
+    assert response.status_code in (401, 403)
+    assert not Submission.objects.exists()
+
+
+def test_token_authentication_works(api, user, exercise, eager, django_capture_on_commit_callbacks):
+    token = Token.objects.create(user=user)
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert submit(api, RIGHT, capture=django_capture_on_commit_callbacks).status_code == 201
+
+
+def test_another_users_submission_is_404_and_not_listed(api, user, django_user_model, exercise):
+    other = django_user_model.objects.create_user("someone-else", password="x-long-password-1")
+    theirs = Submission.objects.create(user=other, question=exercise.question, code=RIGHT)
+    mine = Submission.objects.create(user=user, question=exercise.question, code=RIGHT)
+    api.force_authenticate(user)
+    assert api.get(f"/api/submissions/{theirs.pk}/").status_code == 404
+    assert [row["id"] for row in api.get("/api/submissions/").json()["results"]] == [mine.pk]
+
+
+def test_code_over_64_kib_is_rejected_with_400_and_nothing_stored(api, user, exercise):
+    api.force_authenticate(user)
+    code = "x = 1\n" + "#" * (64 * 1024)
+    response = api.post("/api/submissions/", {"question": "double-it", "code": code}, format="json")
+    assert response.status_code == 400
+    assert "64 KiB" in response.json()["code"][0]
+    assert not Submission.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"question": "no-such-question", "code": RIGHT}, "question"),
+        ({"question": "double-it"}, "code"),
+        ({"question": "double-it", "code": ""}, "code"),
+        ({"code": RIGHT}, "question"),
+    ],
+)
+def test_bad_input_is_400_naming_the_field(api, user, exercise, payload, field):
+    api.force_authenticate(user)
+    response = api.post("/api/submissions/", payload, format="json")
+    assert response.status_code == 400
+    assert field in response.json()
+
+
+def test_a_concept_question_takes_no_submissions(api, user):
+    from quizbank.tests.factories import QuestionFactory
+
+    QuestionFactory(slug="just-talk")
+    api.force_authenticate(user)
+    response = api.post(
+        "/api/submissions/", {"question": "just-talk", "code": RIGHT}, format="json"
+    )
+    assert response.status_code == 400
+    assert "no code exercise" in response.json()["question"][0]
+
+
+def test_drafts_take_no_submissions_from_learners(api, user, exercise):
+    exercise.question.status = "draft"
+    exercise.question.save()
+    api.force_authenticate(user)
+    response = api.post(
+        "/api/submissions/", {"question": "double-it", "code": RIGHT}, format="json"
+    )
+    assert response.status_code == 400
+
+
+def test_submissions_are_throttled_per_user_with_retry_after(
+    api, user, exercise, eager, monkeypatch, django_capture_on_commit_callbacks
+):
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"submissions": "2/min"})
+    api.force_authenticate(user)
+    for _ in range(2):
+        assert submit(api, RIGHT, capture=django_capture_on_commit_callbacks).status_code == 201
+    response = submit(api, RIGHT, capture=django_capture_on_commit_callbacks)
+    assert response.status_code == 429
+    assert int(response["Retry-After"]) > 0
+    assert Submission.objects.count() == 2
+    # reading is not throttled
+    assert api.get("/api/submissions/").status_code == 200

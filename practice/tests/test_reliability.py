@@ -1,0 +1,215 @@
+"""A submission is a row before it is a message: a killed worker or a restarted broker delays a
+verdict, never drops it. These tests run a real Celery worker on a real Redis (a private instance,
+so the test can restart it) against the real PostgreSQL test database."""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import kombu.pools
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from practice.models import Submission
+from practice.services import submission_create, submission_sweep
+
+ROOT = Path(__file__).resolve().parents[2]
+SLOW_RIGHT = "import time\ntime.sleep(2.5)\n\ndef double(x):\n    return x * 2\n"
+RIGHT = "def double(x):\n    return x * 2\n"
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        connection.vendor != "postgresql", reason="a worker process needs a shared database"
+    ),
+    pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server"),
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RedisServer:
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        wait_for(lambda: _connects(self.port), "redis to start")
+
+    def stop(self) -> None:
+        if self.process:
+            self.process.kill()
+            self.process.wait()
+
+
+def _connects(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+        return True
+    except OSError:
+        return False
+
+
+def wait_for(condition, what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class Worker:
+    def __init__(self, redis_url: str) -> None:
+        db = connection.settings_dict
+        self.env = {
+            **os.environ,
+            "DATABASE_URL": (
+                f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST'] or '127.0.0.1'}:"
+                f"{db['PORT'] or 5432}/{db['NAME']}"
+            ),
+            "REDIS_URL": redis_url,
+            "DJANGO_SETTINGS_MODULE": "quizbank.settings",
+        }
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "quizbank",
+                "worker",
+                "-Q",
+                "cpu,gpu",
+                "-P",
+                "threads",
+                "-c",
+                "2",
+                "--without-gossip",
+                "--without-mingle",
+                "-l",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            start_new_session=True,
+        )
+
+    def kill(self) -> None:
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+@pytest.fixture
+def redis_server(settings):
+    server = RedisServer()
+    server.start()
+    from quizbank.celery import app
+
+    def use_broker(url: str) -> None:
+        # The producer pool was built for the old URL; drop it so the next send builds a new one.
+        app.conf.broker_url = url
+        kombu.pools.reset()
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    previous = app.conf.broker_url
+    use_broker(server.url)
+    app.conf.task_always_eager = False
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    yield server
+    use_broker(previous)
+    server.stop()
+
+
+@pytest.fixture
+def worker(redis_server):
+    workers = []
+
+    def start() -> Worker:
+        w = Worker(redis_server.url)
+        w.start()
+        workers.append(w)
+        return w
+
+    yield start
+    for w in workers:
+        w.kill()
+
+
+def status(submission: Submission) -> str:
+    submission.refresh_from_db()
+    return submission.status
+
+
+def sweep_as_if_deadlines_passed() -> dict:
+    return submission_sweep(now=timezone.now() + timedelta(hours=1))
+
+
+def test_a_worker_killed_mid_grade_does_not_lose_the_submission(user, exercise, worker):
+    first = worker()
+    submission = submission_create(user=user, question=exercise.question, code=SLOW_RIGHT)
+    wait_for(lambda: status(submission) == "running", "the worker to start grading", 90)
+    first.kill()
+    assert status(submission) == "running"
+
+    worker()
+    # beat runs the sweep every 30 s; here we run it as if the deadline had passed
+    assert sweep_as_if_deadlines_passed()["requeued"] == 1
+    wait_for(lambda: status(submission) not in ("queued", "running"), "a verdict", 120)
+    assert submission.status == "passed"
+    assert submission.tries == 3  # first run, the sweep's re-enqueue, the second run
+
+
+def test_restarting_redis_under_load_loses_nothing(user, exercise, worker, redis_server):
+    worker()
+    submissions = [
+        submission_create(user=user, question=exercise.question, code=RIGHT) for _ in range(12)
+    ]
+    # Redis here keeps nothing on disk: whatever was still queued is gone with the restart.
+    redis_server.stop()
+    redis_server.start()
+    more = [submission_create(user=user, question=exercise.question, code=RIGHT) for _ in range(3)]
+    time.sleep(1)
+    sweep_as_if_deadlines_passed()
+
+    def all_finished() -> bool:
+        return not Submission.objects.filter(status__in=["queued", "running"]).exists()
+
+    wait_for(all_finished, "every submission to reach a verdict", 180)
+    statuses = set(Submission.objects.values_list("status", flat=True))
+    assert statuses == {"passed"}, statuses
+    assert Submission.objects.count() == len(submissions) + len(more)
