@@ -122,6 +122,17 @@ def _enter_new_root(plan: MountPlan, root: str, gpu_devices: bool) -> None:
         flags = linux.MS_BIND | linux.MS_REMOUNT | linux.MS_RDONLY | linux.MS_NOSUID
         linux.mount(None, target, None, flags if device else flags | linux.MS_NODEV)
 
+    # The scratch filesystems come first: the interpreter or its venv may live under /tmp (a CI
+    # checkout, say), and a tmpfs mounted over /tmp afterwards would hide their bind mounts.
+    scratch = linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC
+    for path, options in (
+        ("/dev/shm", "size=16m,nr_inodes=256,mode=1777"),  # noqa: S108 - inside the new root
+        ("/tmp", "size=32m,nr_inodes=512,mode=1777"),  # noqa: S108 - inside the new root
+        (WORKDIR, f"size=32m,nr_inodes=512,mode=755,uid={SANDBOX_UID},gid={SANDBOX_UID}"),
+    ):
+        os.makedirs(root + path, exist_ok=True)
+        linux.mount("tmpfs", root + path, "tmpfs", scratch, options)
+
     for path in plan.read_only_dirs:
         bind(path)
     for path in plan.read_only_files:
@@ -129,7 +140,7 @@ def _enter_new_root(plan: MountPlan, root: str, gpu_devices: bool) -> None:
     for path, target in plan.symlinks:
         os.symlink(target, root + path)
 
-    os.makedirs(root + "/dev")
+    os.makedirs(root + "/dev", exist_ok=True)
     for name in _DEVICES:
         bind("/dev/" + name, is_dir=False, device=True)
     if gpu_devices:
@@ -142,15 +153,6 @@ def _enter_new_root(plan: MountPlan, root: str, gpu_devices: bool) -> None:
         ("stderr", "/proc/self/fd/2"),
     ):
         os.symlink(target, f"{root}/dev/{name}")
-
-    scratch = linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC
-    for path, options in (
-        ("/dev/shm", "size=16m,nr_inodes=256,mode=1777"),
-        ("/tmp", "size=32m,nr_inodes=512,mode=1777"),
-        (WORKDIR, f"size=32m,nr_inodes=512,mode=755,uid={SANDBOX_UID},gid={SANDBOX_UID}"),
-    ):
-        os.makedirs(root + path, exist_ok=True)
-        linux.mount("tmpfs", root + path, "tmpfs", scratch, options)
 
     os.makedirs(root + "/proc")
     # A fresh proc for the new PID namespace; hidepid=2 hides processes of other uids (its init).
@@ -169,7 +171,9 @@ def _enter_new_root(plan: MountPlan, root: str, gpu_devices: bool) -> None:
     linux.pivot_root(".", ".")
     linux.umount2(".", linux.MNT_DETACH)
     os.chdir("/")
-    linux.mount(None, "/", None, linux.MS_REMOUNT | linux.MS_RDONLY | linux.MS_NOSUID | linux.MS_NODEV)
+    linux.mount(
+        None, "/", None, linux.MS_REMOUNT | linux.MS_RDONLY | linux.MS_NOSUID | linux.MS_NODEV
+    )
     os.chdir(WORKDIR)
 
 
