@@ -10,6 +10,7 @@ never hangs.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -68,7 +69,9 @@ class _Slot:
         return self.process is not None and self.process.poll() is None
 
     def start(self) -> None:
-        self._log = tempfile.TemporaryFile()
+        if self._log:
+            self._log.close()
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 - kept open as long as the zygote
         self._buffer = b""
         self.process = subprocess.Popen(
             self.command,
@@ -136,10 +139,8 @@ class _Slot:
         """Kill the zygote and its fork server (one process group); their children follow."""
         if self.process is None:
             return
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         self.process.wait()
         for stream in (self.process.stdin, self.process.stdout):
             if stream:
@@ -148,15 +149,12 @@ class _Slot:
 
     def stop(self) -> None:
         """Ask the zygote to exit (end of its input), then make sure it did."""
-        if self.process is None:
-            return
-        try:
-            if self.process.stdin:
-                self.process.stdin.close()
-            self.process.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-        self.kill()
+        if self.process is not None:
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                if self.process.stdin:
+                    self.process.stdin.close()
+                self.process.wait(timeout=5)
+            self.kill()
         if self._log:
             self._log.close()
             self._log = None
@@ -194,13 +192,15 @@ class SandboxPool:
         self._idle: queue.Queue[_Slot] = queue.Queue()
         self._closed = False
         self._lock = threading.Lock()
+        # Stops the zygotes if the pool is garbage-collected or the interpreter exits unclosed.
         self._finalizer = weakref.finalize(self, _stop_all, self._slots)
         try:
             for slot in self._slots:  # start them all, then wait: the imports run in parallel
                 slot.start()
             self.layers = [slot.wait_ready(start_timeout) for slot in self._slots][0]["layers"]
         except BaseException:
-            self.close()
+            self._closed = True
+            self._finalizer()
             raise
         for slot in self._slots:
             self._idle.put(slot)
@@ -226,6 +226,8 @@ class SandboxPool:
             if self._closed:
                 raise RuntimeError("the sandbox pool is closed")
             if not slot.alive:
+                if slot.process is not None:
+                    logger.warning("grader zygote exited; restarting it\n%s", slot.log_tail())
                 slot.kill()
                 slot.start()
                 slot.wait_ready(self.start_timeout)
@@ -247,9 +249,19 @@ class SandboxPool:
         return response["result"]
 
     def close(self) -> None:
+        """Stop every zygote, after the jobs in flight have their verdicts."""
         with self._lock:
+            if self._closed:
+                return
             self._closed = True
-        self._finalizer()
+        stopped = []
+        for _ in self._slots:  # each slot once its job in flight, if any, is done
+            slot = self._idle.get()
+            slot.stop()
+            stopped.append(slot)
+        for slot in stopped:  # so that a call still waiting for a slot wakes up and refuses
+            self._idle.put(slot)
+        self._finalizer.detach()
 
     def __enter__(self) -> SandboxPool:
         return self

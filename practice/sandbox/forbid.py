@@ -4,8 +4,9 @@ A rule such as ``nn.MultiheadAttention`` matches the name however it is reached:
 ``nn.MultiheadAttention``, ``torch.nn.MultiheadAttention``, ``from torch.nn import
 MultiheadAttention [as M]``, ``import torch.nn as tnn; tnn.MultiheadAttention`` and
 ``getattr(nn, "MultiheadAttention")``. ``F`` and ``nn`` in a rule mean torch.nn.functional and
-torch.nn, as in the exercises; a rule without a dot (``sorted``) matches that plain name only. This is an exercise rule, not a security boundary: code that builds
-names at run time (eval, importlib) can evade it, and the sandbox does not depend on it.
+torch.nn, as in the exercises; a rule without a dot (``sorted``) matches that plain name only.
+This is an exercise rule, not a security boundary: code that builds names at run time (eval,
+importlib) can evade it, and the sandbox does not depend on it.
 """
 
 from __future__ import annotations

@@ -5,14 +5,15 @@ reference solutions and their outputs; if it forked submissions itself, a submis
 them from its own memory. The fork server is forked from the zygote once, after torch is warm and
 before any job arrives, so what the children inherit is torch and nothing else.
 
-Per spawn it creates a PID namespace whose init (pid 1) is a trusted copy of itself that only
-reaps; the sandboxed process runs as pid 2, isolates itself (isolate.py) and runs the job. When
-init exits, the kernel kills everything left in the namespace, so killing init (SIGKILL through a
-pidfd, no pid-reuse race) is how a run is stopped, and no thread or orphan can outlive it.
+Per spawn it gets a new PID namespace from the init spawner (pidns.py) and forks the sandboxed
+process into it as pid 2; that process isolates itself (isolate.py) and runs the job. Killing the
+namespace's init makes the kernel kill everything left in the namespace, so that is how a run is
+stopped (SIGKILL through pidfds: no pid-reuse race), and no thread or orphan outlives a run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import gc
 import json
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from practice.sandbox import linux, runner
+from practice.sandbox.pidns import InitSpawner
 
 _MAX_MESSAGE = 1 << 16
 EXIT_SETUP_FAILED = runner.EXIT_SETUP_FAILED
@@ -45,20 +47,17 @@ _EXEC_ENV = {"LANG": "C.UTF-8", "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE
 
 @dataclass
 class Exit:
-    """How a sandboxed process ended, as its init reported it."""
+    """How a sandboxed process ended."""
 
-    code: int | None  # the process's exit code, if it exited
-    signal: int | None  # the signal that killed it (or its init), if one did
+    code: int | None  # its exit code, if it exited
+    signal: int | None  # the signal that killed it, if one did
     cpu_seconds: float
 
 
 def decode_exit(raw_status: int, cpu_seconds: float) -> Exit:
-    if os.WIFSIGNALED(raw_status):  # init itself was killed: our timeout, or the OOM killer
+    if os.WIFSIGNALED(raw_status):
         return Exit(None, os.WTERMSIG(raw_status), cpu_seconds)
-    code = os.WEXITSTATUS(raw_status)
-    if code >= 128:  # init encodes "the child died of signal n" as 128 + n
-        return Exit(None, code - 128, cpu_seconds)
-    return Exit(code, None, cpu_seconds)
+    return Exit(os.WEXITSTATUS(raw_status), None, cpu_seconds)
 
 
 class ForkServer:
@@ -69,7 +68,8 @@ class ForkServer:
         self.sock = sock
 
     @classmethod
-    def start(cls) -> ForkServer:
+    def start(cls, inits: InitSpawner) -> ForkServer:
+        """Fork the fork server; from then on only it talks to ``inits``."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         sys.stdout.flush()
         sys.stderr.flush()
@@ -77,8 +77,9 @@ class ForkServer:
         pid = os.fork()
         if pid == 0:
             ours.close()
-            _serve(theirs)
+            _serve(theirs, inits)
         theirs.close()
+        inits.sock.close()
         return cls(pid, ours)
 
     def spawn(
@@ -103,16 +104,17 @@ class ForkServer:
         return json.loads(data)
 
 
-def _serve(sock: socket.socket) -> NoReturn:
+_Children = dict[int, tuple[int, int, int]]  # pid -> (run id, its pidfd, its init's pidfd)
+
+
+def _serve(sock: socket.socket, inits: InitSpawner) -> NoReturn:
     """The fork server's loop. It dies with the zygote (PDEATHSIG) and reaps every child."""
     try:
         linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
         linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
-        keep = sock.fileno()
-        os.closerange(3, keep)
-        os.closerange(keep + 1, 1 << 30)
+        linux.close_fds_except(sock.fileno(), inits.sock.fileno())
         own_pid_namespace = os.open("/proc/self/ns/pid", os.O_RDONLY)
-        children: dict[int, tuple[int, int]] = {}  # pid -> (run id, pidfd)
+        children: _Children = {}
         selector = selectors.DefaultSelector()
         selector.register(sock, selectors.EVENT_READ)
         while True:
@@ -121,41 +123,56 @@ def _serve(sock: socket.socket) -> NoReturn:
                     message, fds, _, _ = socket.recv_fds(sock, _MAX_MESSAGE, 8)
                     if not message:
                         os._exit(0)
-                    _handle(json.loads(message), fds, children, selector)
-                    # Back to our own namespace for children: unshare refuses a second new one
-                    # while the previous is still pending.
-                    linux.setns(own_pid_namespace, linux.CLONE_NEWPID)
+                    request = json.loads(message)
+                    if request["op"] == "kill":
+                        _kill(request["id"], children)
+                    else:
+                        _spawn(request, fds, children, selector, inits, own_pid_namespace)
             _reap(sock, children, selector)
     except BaseException:
         traceback.print_exc()
         os._exit(1)
 
 
-def _handle(
+def _signal(pidfd: int) -> None:
+    with contextlib.suppress(ProcessLookupError):  # it has exited already
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+
+
+def _kill(run_id: int, children: _Children) -> None:
+    for child_run, pidfd, init_pidfd in children.values():
+        if child_run == run_id:
+            _signal(init_pidfd)  # the whole namespace
+            _signal(pidfd)
+
+
+def _spawn(
     message: dict[str, Any],
     fds: list[int],
-    children: dict[int, tuple[int, int]],
+    children: _Children,
     selector: selectors.BaseSelector,
+    inits: InitSpawner,
+    own_pid_namespace: int,
 ) -> None:
-    if message["op"] == "kill":
-        for pidfd in (fd for run_id, fd in children.values() if run_id == message["id"]):
-            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-        return
-    # Every fork after this unshare starts a new PID namespace, with the child as its pid 1.
-    linux.unshare(linux.CLONE_NEWPID)
+    init = inits.new_namespace()
+    init_pidfd = os.pidfd_open(init)
+    namespace = os.open(f"/proc/{init}/ns/pid", os.O_RDONLY)
+    try:
+        linux.setns(namespace, linux.CLONE_NEWPID)  # our next child is born in it, as pid 2
+    finally:
+        os.close(namespace)
     pid = os.fork()
     if pid == 0:
-        _init(message, fds)
+        _sandboxed(message, fds)
+    linux.setns(own_pid_namespace, linux.CLONE_NEWPID)
     for fd in fds:
         os.close(fd)
     pidfd = os.pidfd_open(pid)
-    children[pid] = (message["id"], pidfd)
+    children[pid] = (message["id"], pidfd, init_pidfd)
     selector.register(pidfd, selectors.EVENT_READ)
 
 
-def _reap(
-    sock: socket.socket, children: dict[int, tuple[int, int]], selector: selectors.BaseSelector
-) -> None:
+def _reap(sock: socket.socket, children: _Children, selector: selectors.BaseSelector) -> None:
     while True:
         try:
             info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
@@ -167,43 +184,26 @@ def _reap(
         entry = children.pop(info.si_pid, None)
         if entry is None:
             continue  # an orphan handed to us as subreaper: reaped, nothing to report
-        run_id, pidfd = entry
+        run_id, pidfd, init_pidfd = entry
+        _signal(init_pidfd)  # nothing may outlive the run
         selector.unregister(pidfd)
-        os.close(pidfd)
+        for fd in (pidfd, init_pidfd):
+            os.close(fd)
         cpu = usage.ru_utime + usage.ru_stime
-        sock.send(json.dumps({"event": "exit", "id": run_id, "status": status, "cpu": cpu}).encode())
+        sock.send(
+            json.dumps({"event": "exit", "id": run_id, "status": status, "cpu": cpu}).encode()
+        )
 
 
-def _init(message: dict[str, Any], fds: list[int]) -> NoReturn:
-    """Pid 1 of the new namespace: trusted, runs no job, reaps, and reports its child's end."""
+def _sandboxed(message: dict[str, Any], fds: list[int]) -> NoReturn:
+    """Pid 2: join the run's cgroups, put the pipes at fds 0-3, run the job (here or exec'd)."""
     try:
         linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
         os.setsid()  # no controlling terminal, its own process group (TIOCSTI, group kills)
         for path in message["cgroup_procs"]:
             with open(path, "w") as f:
-                f.write("0")  # "0" moves the writer; children inherit the cgroup
+                f.write("0")  # "0" moves the writer
         linux.prctl(linux.PR_SET_DUMPABLE, 0)
-        child = os.fork()
-        if child == 0:
-            _sandboxed(message, fds)
-        os.closerange(0, 2)
-        os.closerange(3, 1 << 30)
-        while True:
-            pid, status = os.wait()
-            if pid == child:
-                break
-        if os.WIFSIGNALED(status):
-            os._exit(128 + os.WTERMSIG(status))
-        os._exit(min(os.WEXITSTATUS(status), 127))
-    except BaseException:
-        traceback.print_exc()
-        os._exit(EXIT_SETUP_FAILED)
-
-
-def _sandboxed(message: dict[str, Any], fds: list[int]) -> NoReturn:
-    """Pid 2: put the pipes at fds 0-3, then run the job here or in a fresh interpreter."""
-    try:
-        linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
         # Copies above fd 9 first, so no dup2 below can overwrite a pipe before it is moved.
         job, output, result = (fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in fds)
         os.dup2(job, 0)
@@ -213,7 +213,7 @@ def _sandboxed(message: dict[str, Any], fds: list[int]) -> NoReturn:
         os.closerange(runner.RESULT_FD + 1, 1 << 30)
         if message["mode"] == "exec":
             argv = exec_argv(message["package_root"])
-            os.execve(argv[0], argv, _EXEC_ENV)
+            os.execve(argv[0], argv, _EXEC_ENV)  # noqa: S606 - a fixed interpreter, no shell
         runner.serve(announce_ready=False)
     except BaseException:
         traceback.print_exc()

@@ -10,24 +10,27 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import sys
 import time
 from collections import OrderedDict
 from typing import Any
 
 from practice.sandbox import forbid, jobs, report, verdict
-from practice.sandbox.supervise import Outcome, Supervisor
+from practice.sandbox.supervise import Outcome, Run, Supervisor
 
 _CACHE_SIZE = 256
 
 
 class Grader:
+    """Grades jobs and runs snippets for one zygote, one at a time."""
+
     def __init__(self, supervisor: Supervisor, *, kind: str, root: str, prespawn: bool) -> None:
         self.supervisor = supervisor
         self.kind = kind
         self.root = root
         self.prespawn = prespawn and kind == "gpu"
         self._cache: OrderedDict[str, verdict.Reference] = OrderedDict()
-        self._spare = None
+        self._spare: Run | None = None
         self.refill()
 
     def refill(self) -> None:
@@ -53,7 +56,7 @@ class Grader:
 
     def snippets(self, raw_blocks: Any, raw_time_limit: Any) -> dict[str, Any]:
         blocks, time_limit = jobs.normalize_snippets(raw_blocks, raw_time_limit)
-        limits = {"time_limit": time_limit, "memory_limit_mb": jobs.DEFAULT_MEMORY_MB}
+        limits = {"time_limit": time_limit, "memory_limit_mb": verdict.SNIPPET_MEMORY_MB}
         outcome = self._run({"mode": "snippets", "blocks": blocks}, limits)
         return verdict.snippets(blocks, outcome, time_limit)
 
@@ -67,7 +70,11 @@ class Grader:
         outcome = self._run(payload, job)
         run = report.read(outcome.frames, step_kind="check", count=len(job["checks"]))
         ending = verdict.abnormal_end(
-            outcome, run, time_limit=job["time_limit"], memory_mb=job["memory_limit_mb"]
+            outcome,
+            run,
+            time_limit=job["time_limit"],
+            memory_mb=job["memory_limit_mb"],
+            subject="The reference solution",
         )
         failures = [
             f"check {check['name']!r} {step.error.describe(reveal=True, where='the reference')}"
@@ -80,8 +87,7 @@ class Grader:
             if step.unsupported
         ]
         if ending or failures:
-            detail = ending[1].replace("Your code", "The reference solution") if ending else ""
-            detail = "; ".join([detail, *failures] if detail else failures)
+            detail = "; ".join([ending[1], *failures] if ending else failures)
             return f"The exercise's reference solution failed, a bug in the exercise: {detail}"
         reference = verdict.Reference(
             skipped=tuple(step.skipped for step in run.steps),
@@ -107,9 +113,13 @@ class Grader:
             "gpu_devices": self.kind == "gpu",
             "cgroup_memory": run.cgroup.memory if run.cgroup else None,
         }
-        return self.supervisor.execute(
+        outcome = self.supervisor.execute(
             run, payload, limits["time_limit"], wait_ready=mode == "exec"
         )
+        if not any(frame.get("kind") == "isolated" for frame in outcome.frames[:2]):
+            # Nothing of the job ran; what the process printed is the grader's own failure.
+            print(f"sandbox setup failed:\n{outcome.output}", file=sys.stderr, flush=True)
+        return outcome
 
 
 def _grade_payload(code: str, job: dict[str, Any], kind: str) -> dict[str, Any]:

@@ -51,7 +51,13 @@ _libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
 _libc.unshare.argtypes = [ctypes.c_int]
 _libc.setns.argtypes = [ctypes.c_int, ctypes.c_int]
 _libc.sethostname.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-_libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+_libc.prctl.argtypes = [
+    ctypes.c_int,
+    ctypes.c_ulong,
+    ctypes.c_ulong,
+    ctypes.c_ulong,
+    ctypes.c_ulong,
+]
 _libc.syscall.argtypes = [ctypes.c_long, ctypes.c_char_p, ctypes.c_char_p]
 
 
@@ -94,6 +100,15 @@ def sethostname(name: str) -> None:
 
 def prctl(option: int, arg2: int = 0, arg3: int = 0, arg4: int = 0, arg5: int = 0) -> None:
     _check(_libc.prctl(option, arg2, arg3, arg4, arg5), f"prctl({option})")
+
+
+def close_fds_except(*keep: int) -> None:
+    """Close every descriptor above 2 except ``keep`` (close_range: fast however high they go)."""
+    low = 3
+    for fd in sorted(fd for fd in keep if fd >= low):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 30)
 
 
 def last_cap() -> int:

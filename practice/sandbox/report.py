@@ -29,10 +29,9 @@ class Error:
 
     @property
     def is_memory(self) -> bool:
-        return (
-            self.type in ("MemoryError", "OutOfMemoryError")
-            or "can't allocate memory" in self.message
-        )
+        # MemoryError, torch's OutOfMemoryError, numpy's _ArrayMemoryError, or torch's CPU
+        # allocator failing under RLIMIT_AS (a RuntimeError).
+        return self.type.endswith("MemoryError") or "can't allocate memory" in self.message
 
     def describe(self, *, reveal: bool, where: str = "your code") -> str:
         text = f"raised {self.type}"
@@ -58,7 +57,6 @@ class Report:
     isolated: bool = False
     loaded: bool = False
     load_error: Error | None = None
-    cuda: bool = False
     steps: list[Step] = field(default_factory=list)
     ended: bool = False
     malformed: str | None = None
@@ -93,7 +91,6 @@ def _read(frames: list[dict[str, Any]], report: Report, step_kind: str, count: i
         elif kind == "loaded" and step_kind == "check" and not report.loaded:
             report.loaded = True
             report.load_error = _error(frame.get("error"))
-            report.cuda = frame.get("cuda") is True
         elif kind == step_kind and (report.loaded or step_kind == "block"):
             if report.load_error or frame.get("index") != len(report.steps):
                 raise _Malformed("a step out of order")
@@ -102,9 +99,9 @@ def _read(frames: list[dict[str, Any]], report: Report, step_kind: str, count: i
             report.steps.append(_step(frame))
         else:
             raise _Malformed(f"an unexpected frame {str(kind)[:40]!r}")
-    if report.ended and step_kind == "check" and not report.load_error:
-        if len(report.steps) != count:
-            raise _Malformed("an end before every check ran")
+    complete = len(report.steps) == count
+    if report.ended and step_kind == "check" and not report.load_error and not complete:
+        raise _Malformed("an end before every check ran")
 
 
 def _step(frame: dict[str, Any]) -> Step:

@@ -9,6 +9,7 @@ the order of the frames written before the code ran ("isolated").
 
 from __future__ import annotations
 
+import contextlib
 import json
 import linecache
 import math
@@ -58,15 +59,11 @@ def _finish(status: int) -> NoReturn:
     # Closing the pipes before exiting lets the zygote read the verdict while the kernel is
     # still tearing down this process's address space (tens of milliseconds with torch).
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(BaseException):  # the output is best effort; the exit is not
             stream.flush()
-        except BaseException:  # noqa: S110 - the output is best effort; the exit is what matters
-            pass
     for fd in (1, 2, RESULT_FD):
-        try:
+        with contextlib.suppress(OSError):
             os.close(fd)
-        except OSError:
-            pass
     os._exit(status)
 
 
@@ -120,7 +117,7 @@ def _run_checks(source: str, checks: list[dict[str, Any]], cuda: bool) -> None:
     except BaseException as error:
         frames.write(RESULT_FD, {"kind": "loaded", "error": describe(error, SUBMISSION_FILE)})
         return
-    frames.write(RESULT_FD, {"kind": "loaded", "error": None, "cuda": cuda})
+    frames.write(RESULT_FD, {"kind": "loaded", "error": None})
     helpers = {
         "torch": torch,
         "nn": torch.nn,

@@ -1,11 +1,13 @@
 """The seccomp filter loaded into every sandboxed process (libseccomp through ctypes).
 
-It is a deny list: Python and torch use a few hundred syscalls, and an allow list that breaks on the
-next torch upgrade would get switched off. What it denies is what an escape or an attack on the host
-needs: new processes and programs, sockets, other processes' memory, namespaces and mounts, kernel
-attack surface (bpf, io_uring, keyrings, perf, userfaultfd, modules). Denied calls fail with EPERM so
-the submission sees an ordinary PermissionError; clone3 fails with ENOSYS so glibc falls back to
-clone, where the flags can be inspected (threads are allowed, processes are not).
+It is a deny list: Python and torch use a few hundred syscalls, and an allow list that breaks on
+the next torch upgrade would get switched off. What it denies is what an escape or an attack on the
+host needs: new processes and programs, sockets, other processes' memory, namespaces and mounts,
+kernel attack surface (bpf, io_uring, keyrings, perf, userfaultfd, modules). Denied calls fail
+with EPERM so the submission sees an ordinary PermissionError; clone3 fails with ENOSYS so glibc
+falls back to clone, where the flags can be inspected (threads are allowed, processes are not).
+A syscall made through another ABI (x32, i386) kills the process: libseccomp's default for a
+foreign architecture, and the right one, since no Python code makes such calls by accident.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from practice.sandbox import frames
-from practice.sandbox.cgroups import ChildCgroup, Cgroups
+from practice.sandbox.cgroups import Cgroups, ChildCgroup
 from practice.sandbox.forkserver import Exit, ForkServer, decode_exit
 
 OUTPUT_CAP = 8 << 10
@@ -45,9 +45,11 @@ class Outcome:
 
 
 @dataclass
-class _Run:
+class Run:
+    """A spawned sandboxed process and the zygote's ends of its three pipes."""
+
     run_id: int
-    job_w: int
+    job_w: int  # -1 once written and closed
     output_r: int
     result_r: int
     cgroup: ChildCgroup | None
@@ -64,9 +66,9 @@ class Supervisor:
         self.cgroups = cgroups
         self.package_root = package_root
         self._ids = itertools.count(1)
-        self._live: dict[int, _Run] = {}
+        self._live: dict[int, Run] = {}
 
-    def spawn(self, *, mode: str, memory_mb: int) -> _Run:
+    def spawn(self, *, mode: str, memory_mb: int) -> Run:
         """Start a process ("fork": a copy of the warm zygote; "exec": a fresh interpreter)."""
         cgroup = None
         if self.cgroups.active:
@@ -77,7 +79,7 @@ class Supervisor:
         job_r, job_w = os.pipe()
         output_r, output_w = os.pipe()
         result_r, result_w = os.pipe()
-        run = _Run(next(self._ids), job_w, output_r, result_r, cgroup)
+        run = Run(next(self._ids), job_w, output_r, result_r, cgroup)
         try:
             self.server.spawn(
                 run.run_id,
@@ -93,103 +95,62 @@ class Supervisor:
         return run
 
     def execute(
-        self, run: _Run, payload: dict[str, Any], time_limit: float, *, wait_ready: bool
+        self, run: Run, payload: dict[str, Any], time_limit: float, *, wait_ready: bool
     ) -> Outcome:
-        """Feed ``payload`` to ``run`` and watch it until its verdict is known."""
-        started = time.monotonic()
-        deadline = started + (STARTUP_LIMIT if wait_ready else time_limit)
-        pending = memoryview(json.dumps(payload).encode())
-        os.set_blocking(run.job_w, False)
-        output = bytearray()
-        dropped = 0
-        malformed: str | None = None
-        killed_at: float | None = None
-        timed_out = False
-        open_pipes = {run.output_r, run.result_r}
+        """Feed ``payload`` to ``run`` and watch it until its verdict is known.
+
+        With ``wait_ready`` (a fresh interpreter), the clock starts at its "ready" frame.
+        """
+        watch = _Watch(run, payload, time_limit, wait_ready)
         selector = selectors.DefaultSelector()
         selector.register(self.server.sock, selectors.EVENT_READ)
-        selector.register(run.output_r, selectors.EVENT_READ)
-        selector.register(run.result_r, selectors.EVENT_READ)
+        for fd in watch.open:
+            selector.register(fd, selectors.EVENT_READ)
         selector.register(run.job_w, selectors.EVENT_WRITE)
-        job_open = True
         try:
-            while open_pipes or run.exit is None:
-                if not open_pipes and _ended(run.reader):
-                    break  # the verdict is complete; the exit is collected later
+            # Done when both pipes are closed and either the report ended (the exit is
+            # collected later) or the process is known to have exited.
+            while watch.open or not (_ended(run.reader) or run.exit is not None):
                 now = time.monotonic()
-                if killed_at is None and now >= deadline:
-                    timed_out = True
-                    killed_at = now
-                    self.server.kill(run.run_id)
-                if killed_at is not None and now > killed_at + _KILL_GRACE:
+                if watch.killed_at is None and now >= watch.deadline:
+                    watch.timed_out = True
+                    self._kill(watch)
+                if watch.killed_at is not None and now > watch.killed_at + _KILL_GRACE:
                     raise SupervisorError("a sandboxed process survived SIGKILL")
-                timeout = (deadline if killed_at is None else killed_at + _KILL_GRACE) - now
-                for key, _ in selector.select(max(timeout, 0.0)):
-                    fd = key.fd
-                    if fd == self.server.sock.fileno():
+                wake = watch.deadline if watch.killed_at is None else watch.killed_at + _KILL_GRACE
+                for key, _ in selector.select(max(wake - now, 0.0)):
+                    if key.fd == self.server.sock.fileno():
                         self._receive()
-                    elif fd == run.job_w:
-                        try:
-                            pending = pending[os.write(fd, pending) :]
-                        except BrokenPipeError:
-                            pending = pending[:0]
-                        if not pending:
-                            selector.unregister(fd)
-                            os.close(fd)
-                            job_open = False
-                    else:
-                        data = os.read(fd, 1 << 16)
-                        if not data:
-                            selector.unregister(fd)
-                            open_pipes.discard(fd)
-                        elif fd == run.output_r:
-                            keep = data[: max(OUTPUT_CAP - len(output), 0)]
-                            output += keep
-                            dropped += len(data) - len(keep)
-                        elif malformed is None:
-                            before = len(run.reader.frames)
-                            try:
-                                run.reader.feed(data)
-                            except frames.Malformed as error:
-                                malformed = str(error)
-                                if killed_at is None:
-                                    killed_at = time.monotonic()
-                                    self.server.kill(run.run_id)
-                            if wait_ready and before == 0 and run.reader.frames:
-                                # The clock starts when the fresh interpreter is ready.
-                                deadline = time.monotonic() + time_limit
-                                started = time.monotonic()
+                    elif key.fd == run.job_w:
+                        if watch.write_job():
+                            selector.unregister(run.job_w)
+                            os.close(run.job_w)
+                            run.job_w = -1
+                    elif not watch.read(key.fd):
+                        selector.unregister(key.fd)
+                    if watch.malformed and watch.killed_at is None:
+                        self._kill(watch)
         finally:
             selector.close()
-            if job_open:
-                os.close(run.job_w)
-            for fd in (run.output_r, run.result_r):
-                os.close(fd)
-        seconds = time.monotonic() - started
+            for fd in (run.job_w, run.output_r, run.result_r):
+                if fd >= 0:
+                    os.close(fd)
         run.done = True
-        if malformed is None and run.reader.pending and run.exit is not None:
-            malformed = "a result frame cut off when the process ended"
-        out_of_memory = False
-        if run.exit is not None:
-            out_of_memory = self._finish(run)
-        text = output.decode("utf-8", "replace")
-        if dropped:
-            text += f"\n[output truncated: {dropped} more bytes]"
+        if watch.malformed is None and run.reader.pending and run.exit is not None:
+            watch.malformed = "a result frame cut off when the process ended"
         return Outcome(
             frames=run.reader.frames,
-            malformed=malformed,
-            output=text,
+            malformed=watch.malformed,
+            output=watch.output_text(),
             exit=run.exit,
-            timed_out=timed_out,
-            out_of_memory=out_of_memory,
-            seconds=seconds,
+            timed_out=watch.timed_out,
+            out_of_memory=self._finish(run) if run.exit is not None else False,
+            seconds=time.monotonic() - watch.started,
         )
 
-    def discard(self, run: _Run) -> None:
-        """Kill a spawned run that will not be used (the zygote is shutting down)."""
-        self.server.kill(run.run_id)
-        for fd in (run.job_w, run.output_r, run.result_r):
-            os.close(fd)
+    def _kill(self, watch: _Watch) -> None:
+        watch.killed_at = time.monotonic()
+        self.server.kill(watch.run.run_id)
 
     def collect(self) -> None:
         """Handle exit reports that have already arrived, without waiting."""
@@ -213,7 +174,7 @@ class Supervisor:
         if run.done:
             self._finish(run)
 
-    def _finish(self, run: _Run) -> bool:
+    def _finish(self, run: Run) -> bool:
         """Forget a reaped run and remove its cgroup; True if the kernel OOM-killed it."""
         self._live.pop(run.run_id, None)
         if run.cgroup is None:
@@ -221,6 +182,63 @@ class Supervisor:
         oom = run.exit is not None and run.exit.signal == signal.SIGKILL and run.cgroup.oom_killed()
         run.cgroup.remove()
         return oom
+
+
+class _Watch:
+    """The state of one execution: the job still to write, output and frames read so far."""
+
+    def __init__(
+        self, run: Run, payload: dict[str, Any], time_limit: float, wait_ready: bool
+    ) -> None:
+        self.run = run
+        self.time_limit = time_limit
+        self.waiting_for_ready = wait_ready
+        self.started = time.monotonic()
+        self.deadline = self.started + (STARTUP_LIMIT if wait_ready else time_limit)
+        self.pending = memoryview(json.dumps(payload).encode())
+        os.set_blocking(run.job_w, False)
+        self.open = {run.output_r, run.result_r}
+        self.output = bytearray()
+        self.dropped = 0
+        self.malformed: str | None = None
+        self.killed_at: float | None = None
+        self.timed_out = False
+
+    def write_job(self) -> bool:
+        """Write what the pipe takes of the job; True once it is all written (or unwanted)."""
+        try:
+            self.pending = self.pending[os.write(self.run.job_w, self.pending) :]
+        except BrokenPipeError:
+            self.pending = self.pending[:0]
+        return not self.pending
+
+    def read(self, fd: int) -> bool:
+        """Read what ``fd`` has; False at its end."""
+        data = os.read(fd, 1 << 16)
+        if not data:
+            self.open.discard(fd)
+            return False
+        if fd == self.run.output_r:
+            # Past the cap, keep reading (a full pipe would block the child) but drop it.
+            keep = data[: max(OUTPUT_CAP - len(self.output), 0)]
+            self.output += keep
+            self.dropped += len(data) - len(keep)
+        elif self.malformed is None:
+            try:
+                self.run.reader.feed(data)
+            except frames.Malformed as error:
+                self.malformed = str(error)
+            if self.waiting_for_ready and self.run.reader.frames:
+                self.waiting_for_ready = False
+                self.started = time.monotonic()
+                self.deadline = self.started + self.time_limit
+        return True
+
+    def output_text(self) -> str:
+        text = self.output.decode("utf-8", "replace")
+        if self.dropped:
+            text += f"\n[output truncated: {self.dropped} more bytes]"
+        return text
 
 
 def _ended(reader: frames.FrameReader) -> bool:

@@ -15,6 +15,7 @@ from practice.sandbox import compare, report
 from practice.sandbox.supervise import Outcome
 
 UNSUPPORTED_VALUE = "UnsupportedValue"  # raised by the runner; its message names no value
+SNIPPET_MEMORY_MB = 1024
 
 
 @dataclass(frozen=True)
@@ -45,16 +46,25 @@ def result(
 
 
 def abnormal_end(
-    outcome: Outcome, run: report.Report, *, time_limit: float, memory_mb: int
+    outcome: Outcome,
+    run: report.Report,
+    *,
+    time_limit: float,
+    memory_mb: int,
+    subject: str = "Your code",
 ) -> tuple[str, str] | None:
     """(status, sentence) when the run did not end with a complete, readable report."""
     if outcome.malformed or run.malformed:
         return "error", (
-            "Your code wrote to the grader's result channel, so none of its results can be trusted."
+            f"{subject} wrote to the grader's result channel, so none of its results can be "
+            "trusted."
         )
     if not run.isolated:
-        return "error", "The sandbox could not start; this is a problem in the grader, not your code."
-    memory = f"Your code used more than the memory limit of {memory_mb} MB."
+        return (
+            "error",
+            "The sandbox could not start; this is a problem in the grader, not your code.",
+        )
+    memory = f"{subject} used more than the memory limit of {memory_mb} MB."
     if outcome.out_of_memory:
         return "out_of_memory", memory
     exit = outcome.exit
@@ -63,23 +73,21 @@ def abnormal_end(
         or (exit.signal == signal.SIGKILL and exit.cpu_seconds >= time_limit)
     )
     if outcome.timed_out or cpu_limit_hit:
-        return "timed_out", f"Your code ran longer than the time limit of {time_limit:g} s."
-    if run.load_error:
-        if run.load_error.is_memory:
-            return "out_of_memory", memory
-        error = run.load_error
+        return "timed_out", f"{subject} ran longer than the time limit of {time_limit:g} s."
+    error = run.load_error
+    if error and not error.is_memory:
         where = "" if error.line is None else f" at line {error.line}"
-        return "error", f"Your code raised {error.type}{where} while loading: {error.message}"
-    if any(step.error and step.error.is_memory for step in run.steps):
+        return "error", f"{subject} raised {error.type}{where} while loading: {error.message}"
+    if error or any(step.error and step.error.is_memory for step in run.steps):
         return "out_of_memory", memory
-    if not run.ended:
-        if exit is not None and exit.signal is not None:
-            name = signal.Signals(exit.signal).name if exit.signal in _SIGNALS else exit.signal
-            crash = " (a crash in native code)" if exit.signal == signal.SIGSEGV else ""
-            return "error", f"Your code's process was killed by {name}{crash} before it finished."
-        code = "" if exit is None or exit.code is None else f" with status {exit.code}"
-        return "error", f"Your code ended the process{code} before it finished."
-    return None
+    if run.ended:
+        return None
+    if exit is not None and exit.signal is not None:
+        name = signal.Signals(exit.signal).name if exit.signal in _SIGNALS else exit.signal
+        crash = " (a crash in native code)" if exit.signal == signal.SIGSEGV else ""
+        return "error", f"{subject}'s process was killed by {name}{crash} before it finished."
+    code = "" if exit is None or exit.code is None else f" with status {exit.code}"
+    return "error", f"{subject} ended the process{code} before it finished."
 
 
 _SIGNALS = {s.value for s in signal.Signals}
@@ -124,48 +132,60 @@ def grade(
     ending = abnormal_end(
         outcome, run, time_limit=job["time_limit"], memory_mb=job["memory_limit_mb"]
     )
-    trusted_steps = [] if outcome.malformed or run.malformed else run.steps
+    steps = [] if outcome.malformed or run.malformed else run.steps
     entries = []
     for index, check in enumerate(checks):
-        if index < len(trusted_steps) or reference.skipped[index]:
-            step = trusted_steps[index] if index < len(trusted_steps) else report.Step()
-            entry = _check_entry(check, reference.skipped[index], reference.values[index], step)
-        else:
-            interrupted = ending is not None and index == len(trusted_steps) and run.loaded
-            reason = "Stopped here: " + ending[1] if interrupted and ending else "Not run."
-            entry = {"name": check["name"], "status": "error", "message": reason}
-            entry["visible"] = check["visible"]
-        entries.append(entry)
+        if index < len(steps) or reference.skipped[index]:
+            step = steps[index] if index < len(steps) else report.Step()
+            entries.append(
+                _check_entry(check, reference.skipped[index], reference.values[index], step)
+            )
+            continue
+        # Never reached: the check that was running when the run ended says why.
+        message = "Not run."
+        if ending and index == len(steps) and run.loaded and not run.load_error:
+            message = f"Stopped here: {ending[1]}"
+        entries.append(
+            {
+                "name": check["name"],
+                "status": "error",
+                "message": message,
+                "visible": check["visible"],
+            }
+        )
     skipped = sum(reference.skipped)
     common = {"checks": entries, "output": outcome.output, "seconds": seconds, "skipped": skipped}
     if ending:
         return result(*ending, **common)
-    failed = [entry["name"] for entry in entries if entry["status"] != "passed" and
-              entry["status"] != "skipped"]
+    failed = [entry["name"] for entry in entries if entry["status"] not in ("passed", "skipped")]
+    ran = len(checks) - skipped
     if failed:
-        ran = len(checks) - skipped
-        return result("failed", f"{len(failed)} of {ran} checks failed: {'; '.join(failed)}.", **common)
-    note = ""
-    if skipped:
-        note = f"; {skipped} needs CUDA and was skipped" if skipped == 1 else (
-            f"; {skipped} need CUDA and were skipped"
+        return result(
+            "failed", f"{len(failed)} of {ran} checks failed: {'; '.join(failed)}.", **common
         )
-    return result("passed", f"All {len(checks) - skipped} checks passed{note}.", **common)
+    note = ""
+    if skipped == 1:
+        note = "; 1 needs CUDA and was skipped"
+    elif skipped:
+        note = f"; {skipped} need CUDA and were skipped"
+    return result("passed", f"All {ran} checks passed{note}.", **common)
 
 
 def snippets(blocks: list[str], outcome: Outcome, time_limit: float) -> dict[str, Any]:
     """The result of running an answer's code blocks in order, in one namespace."""
     run = report.read(outcome.frames, step_kind="block", count=len(blocks))
-    ending = abnormal_end(outcome, run, time_limit=time_limit, memory_mb=1024)
+    ending = abnormal_end(outcome, run, time_limit=time_limit, memory_mb=SNIPPET_MEMORY_MB)
+    steps = [] if outcome.malformed or run.malformed else run.steps
     entries = []
     failure = None
     for index in range(len(blocks)):
         status, message = "skipped", "Not run."
-        if index < len(run.steps) and not (outcome.malformed or run.malformed):
-            error = run.steps[index].error
-            status, message = ("failed", error.describe(reveal=True, where="the block")) if error else ("passed", "")
-            if error and failure is None:
-                failure = f"Block {index + 1} {message}"
+        if index < len(steps):
+            error = steps[index].error
+            status, message = "passed", ""
+            if error:
+                status, message = "failed", error.describe(reveal=True, where="the block")
+                failure = failure or f"Block {index + 1} {message}"
         entries.append({"index": index, "status": status, "message": message})
     status, message = ending or (
         ("failed", failure) if failure else ("passed", f"All {len(blocks)} blocks ran.")

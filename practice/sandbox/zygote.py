@@ -9,16 +9,17 @@ client starts a new one; its children die with it (PDEATHSIG down the chain).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
-import shutil
 import sys
 import tempfile
 import traceback
 from typing import IO, Any
 
-from practice.sandbox import jobs, linux, verdict
+from practice.sandbox import jobs, linux
 from practice.sandbox.cgroups import Cgroups
+from practice.sandbox.pidns import InitSpawner
 
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -39,24 +40,26 @@ def _warm_torch(kind: str) -> None:
 
     OpenMP hangs in a forked child if the parent ever ran a parallel region, so the thread count
     is set first. The first optimizer step imports torch._dynamo lazily (about a second); doing it
-    here keeps it out of every child.
+    here keeps it out of every child. A GPU slot's zygote only compares results (its runs are
+    fresh interpreters), so it needs torch but none of the warming.
     """
     import torch
 
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)
+    if kind != "cpu":
+        return
     import torch._dynamo  # noqa: F401
     import torch.nn.functional as F
     import torch.utils.data  # noqa: F401
 
-    if kind == "cpu":
-        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
-        for optimizer in (torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW):
-            opt = optimizer(model.parameters(), lr=0.1)
-            loss = F.cross_entropy(model(torch.randn(3, 4)), torch.tensor([0, 1, 0]))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    for optimizer in (torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW):
+        opt = optimizer(model.parameters(), lr=0.1)
+        loss = F.cross_entropy(model(torch.randn(3, 4)), torch.tensor([0, 1, 0]))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -67,17 +70,18 @@ def main(argv: list[str] | None = None) -> None:
 
     requests, responses = _protocol_streams()
     linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
+    inits = InitSpawner.start()  # first, while this process is small and cheap to fork
     _warm_torch(args.kind)
     # Imported after torch is warm; everything a child needs must be imported before the fork.
-    from practice.sandbox import grading, isolate, runner, seccomp  # noqa: F401
+    from practice.sandbox import grading, isolate, runner, seccomp, verdict  # noqa: F401
     from practice.sandbox.forkserver import ForkServer
     from practice.sandbox.supervise import Supervisor, SupervisorError
 
     isolate.mount_plan()
     seccomp.preload()
-    root = tempfile.mkdtemp(prefix="quizbank-sandbox-root-")
+    root = _root_mountpoint()
     cgroups = Cgroups()
-    server = ForkServer.start()
+    server = ForkServer.start(inits)
     grader = grading.Grader(
         Supervisor(server, cgroups, PACKAGE_ROOT),
         kind=args.kind,
@@ -100,7 +104,23 @@ def main(argv: list[str] | None = None) -> None:
             _send(responses, response)
             grader.refill()
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            os.rmdir(root)  # empty on the host: sandboxes mount over it in their own namespace
+
+
+def _root_mountpoint() -> str:
+    """An empty directory to mount each sandbox's root on (in the child's own mount namespace).
+
+    Directories of zygotes that were killed before they could remove theirs are removed here.
+    """
+    prefix = "quizbank-sandbox-root-"
+    parent = tempfile.gettempdir()
+    for name in os.listdir(parent):
+        owner = name.removeprefix(prefix).split("-")[0]
+        if name.startswith(prefix) and owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+            with contextlib.suppress(OSError):
+                os.rmdir(os.path.join(parent, name))
+    return tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")
 
 
 def _answer(grader: Any, request: Any) -> dict[str, Any]:

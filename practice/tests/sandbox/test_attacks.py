@@ -27,7 +27,9 @@ from practice.tests.sandbox.helpers import (
 
 
 def assert_blocked(result: dict) -> None:
-    assert result["status"] == "passed", result["checks"][0]["message"] if result["checks"] else result
+    assert result["status"] == "passed", (
+        result["checks"][0]["message"] if result["checks"] else result
+    )
 
 
 # Processes and programs
@@ -84,10 +86,10 @@ def test_a_torch_allocation_past_the_limit_is_out_of_memory(pool):
 
 
 def test_an_infinite_loop_times_out(pool):
-    result = pool.grade(code_job("while True:\n    pass\n", time_limit=1))
+    result = pool.grade(code_job("while True:\n    pass\n", time_limit=0.5))
     assert result["status"] == "timed_out"
-    assert result["message"] == "Your code ran longer than the time limit of 1 s."
-    assert 900 <= result["duration_ms"] < 3000
+    assert result["message"] == "Your code ran longer than the time limit of 0.5 s."
+    assert 450 <= result["duration_ms"] < 2500
     assert_still_grading(pool)
 
 
@@ -101,13 +103,13 @@ def test_busy_threads_time_out(pool):
         threading.Thread(target=spin, daemon=True).start()
     spin()
     """
-    result = pool.grade(code_job(code, time_limit=1))
+    result = pool.grade(code_job(code, time_limit=0.5))
     assert result["status"] == "timed_out"
     assert_still_grading(pool)
 
 
 def test_sleeping_forever_times_out(pool):
-    result = pool.grade(code_job("import time\ntime.sleep(10_000)\n", time_limit=1))
+    result = pool.grade(code_job("import time\ntime.sleep(10_000)\n", time_limit=0.5))
     assert result["status"] == "timed_out"
     assert_still_grading(pool)
 
@@ -124,7 +126,7 @@ def test_ignoring_every_signal_still_times_out(pool):
         while True:
             pass
     """
-    result = pool.grade(probe_job(code, time_limit=1))
+    result = pool.grade(probe_job(code, time_limit=0.5))
     assert result["status"] == "timed_out"
     assert result["checks"][0]["status"] == "error"
     assert result["checks"][0]["message"].startswith("Stopped here: ")
@@ -262,11 +264,11 @@ def test_no_socket_of_any_kind_can_be_opened(pool):
 
 def test_the_environment_holds_nothing_from_the_caller(pool):
     result = pool.grade(
-        probe_job(f"""
+        probe_job("""
         import os
         def probe():
             environ = dict(os.environ)
-            expected = {{"HOME", "TMPDIR", "LANG", "OMP_NUM_THREADS"}}
+            expected = {"HOME", "TMPDIR", "LANG", "OMP_NUM_THREADS"}
             if set(environ) != expected:
                 return str(sorted(environ))
             try:
@@ -286,6 +288,8 @@ def test_project_files_secrets_and_the_database_are_not_visible(pool):
     # The path to the grader venv's site-packages exists (it is mounted there); nothing else does.
     targets = [
         str(REPO / "db.sqlite3"),
+        str(REPO / ".env"),
+        str(REPO / "quizbank" / "settings.py"),
         str(REPO / "manage.py"),
         str(REPO / "practice"),
         str(REPO / "practice" / "sandbox" / "README.md"),
@@ -334,11 +338,10 @@ def test_its_own_memory_holds_no_secret_and_no_reference_solution(pool):
         "env": hashlib.sha256(ENV_SECRET.removeprefix("env-sentinel-").encode()).hexdigest(),
     }
     scan = f"""
-    import ctypes, hashlib, re
+    import ctypes, hashlib
     HASHES = {hashes!r}
     def probe():
         # /proc/self/mem is closed to a non-dumpable process; ctypes reads the same bytes.
-        pattern = re.compile(rb"(ref|env)-sentinel-([0-9a-f]{{32}})")
         scanned = 0
         with open("/proc/self/maps") as maps:
             regions = [line.split() for line in maps]
@@ -350,10 +353,12 @@ def test_its_own_memory_holds_no_secret_and_no_reference_solution(pool):
             start, end = (int(x, 16) for x in fields[0].split("-"))
             data = ctypes.string_at(start, end - start)
             scanned += len(data)
-            for match in pattern.finditer(data):
-                kind, token = match.group(1).decode(), match.group(2)
-                if hashlib.sha256(token).hexdigest() == HASHES[kind]:
+            at = data.find(b"-sentinel-")
+            while at >= 0:
+                kind, token = data[at - 3:at].decode("latin-1"), data[at + 10:at + 42]
+                if hashlib.sha256(token).hexdigest() == HASHES.get(kind):
                     return f"found the {{kind}} secret"
+                at = data.find(b"-sentinel-", at + 1)
         return "blocked" if scanned > 50 << 20 else f"scanned only {{scanned}} bytes"
     """
     # Grade something else first, so the zygote has this reference's outputs cached in memory.
@@ -365,13 +370,17 @@ def test_its_own_memory_holds_no_secret_and_no_reference_solution(pool):
 
 
 def test_killing_the_parent_and_every_process_does_nothing(pool):
+    # Its parent (the fork server) is outside its PID namespace: getppid() is 0. What it can
+    # name is init (pid 1), which ignores it, and -1, "everyone it may signal": nobody else.
     result = pool.grade(
         probe_job("""
         import os, signal
         def probe():
-            for pid in (os.getppid(), 1, -1, 0):
+            if os.getppid() != 0:
+                return f"sees its parent as pid {os.getppid()}"
+            for pid in (1, -1):
                 try:
-                    os.kill(pid, signal.SIGKILL if pid != 0 else signal.SIGCONT)
+                    os.kill(pid, signal.SIGKILL)
                 except (PermissionError, ProcessLookupError):
                     pass
             return "blocked"
@@ -542,7 +551,7 @@ def test_a_well_formed_forged_report_is_still_compared_with_the_reference(pool):
         buffer = io.BytesIO()
         torch.save(frame, buffer)
         os.write(3, struct.pack(">I", len(buffer.getvalue())) + buffer.getvalue())
-    send({"kind": "loaded", "error": None, "cuda": False})
+    send({"kind": "loaded", "error": None})
     send({"kind": "check", "index": 0, "values": ["fooled"]})
     send({"kind": "end"})
     os._exit(0)
@@ -560,7 +569,7 @@ def test_a_forged_skip_does_not_pass(pool):
         buffer = io.BytesIO()
         torch.save(frame, buffer)
         os.write(3, struct.pack(">I", len(buffer.getvalue())) + buffer.getvalue())
-    send({"kind": "loaded", "error": None, "cuda": True})
+    send({"kind": "loaded", "error": None})
     send({"kind": "check", "index": 0, "skipped": True})
     send({"kind": "end"})
     os._exit(0)
@@ -572,7 +581,10 @@ def test_a_forged_skip_does_not_pass(pool):
 
 def test_exiting_early_with_status_zero_is_an_error(pool):
     for code, message in (
-        ("import os\nos._exit(0)\n", "Your code ended the process with status 0 before it finished."),
+        (
+            "import os\nos._exit(0)\n",
+            "Your code ended the process with status 0 before it finished.",
+        ),
         ("import sys\nsys.exit(0)\n", "Your code raised SystemExit at line 2 while loading: 0"),
     ):
         result = pool.grade(code_job(code))
@@ -631,8 +643,10 @@ def test_a_tensor_subclass_is_not_comparable(pool):
     result = pool.grade({**job, "code": textwrap.dedent(code)})
     assert result["status"] == "failed"
     first = result["checks"][0]["message"]
-    assert first == "`out` is a Agreeable (a tensor subclass; return a plain torch.Tensor), " \
+    assert (
+        first == "`out` is a Agreeable (a tensor subclass; return a plain torch.Tensor), "
         "which a check cannot compare."
+    )
 
 
 # The pool itself

@@ -66,8 +66,12 @@ def test_a_visible_check_shows_expected_and_actual_but_a_hidden_one_neither(pool
     reference = "def scale(x):\n    return x * 2\n"
     code = "def scale(x):\n    return x * 3\n"
     checks = [
-        {"name": "visible", "visible": True, "code": "out = scale(torch.tensor([1.5]))",
-         "compare": "out"},
+        {
+            "name": "visible",
+            "visible": True,
+            "code": "out = scale(torch.tensor([1.5]))",
+            "compare": "out",
+        },
         {"name": "hidden", "code": "out = scale(torch.tensor([12345.75]))", "compare": "out"},
     ]
     result = pool.grade(job_for(code, reference, checks))
@@ -85,8 +89,12 @@ def test_a_hidden_check_names_the_exception_but_not_its_message(pool):
         raise ValueError(f"the input was {x.tolist()}")
     """
     checks = [
-        {"name": "visible", "visible": True, "code": "out = scale(torch.tensor([1.0]))",
-         "compare": "out"},
+        {
+            "name": "visible",
+            "visible": True,
+            "code": "out = scale(torch.tensor([1.0]))",
+            "compare": "out",
+        },
         {"name": "hidden", "code": "out = scale(torch.tensor([777.0]))", "compare": "out"},
     ]
     result = pool.grade(job_for(code, "def scale(x):\n    return x\n", checks))
@@ -96,9 +104,10 @@ def test_a_hidden_check_names_the_exception_but_not_its_message(pool):
 
 
 def test_a_hidden_shape_mismatch_does_not_show_the_shapes(pool):
-    checks = [{"name": "hidden", "code": "out = f(torch.ones(11, 7))", "compare": "out"},
-              {"name": "visible", "visible": True, "code": "out = f(torch.ones(2, 3))",
-               "compare": "out"}]
+    checks = [
+        {"name": "hidden", "code": "out = f(torch.ones(11, 7))", "compare": "out"},
+        {"name": "visible", "visible": True, "code": "out = f(torch.ones(2, 3))", "compare": "out"},
+    ]
     result = pool.grade(job_for("def f(x):\n    return x.T\n", "def f(x):\n    return x\n", checks))
     hidden, visible = result["checks"]
     assert hidden["message"] == "the shape differs from the expected one"
@@ -119,11 +128,13 @@ def test_tolerances_follow_the_dtype(pool):
         for label, eps in (("inside", inside), ("outside", outside)):
             if eps is None:
                 continue
-            checks.append({
-                "name": f"{dtype} {label}",
-                "code": f"out = bump(torch.full((4,), 1000.0, dtype=torch.{dtype}), {eps})",
-                "compare": "out",
-            })
+            checks.append(
+                {
+                    "name": f"{dtype} {label}",
+                    "code": f"out = bump(torch.full((4,), 1000.0, dtype=torch.{dtype}), {eps})",
+                    "compare": "out",
+                }
+            )
     reference = "def bump(x, eps):\n    return x\n"
     code = "def bump(x, eps):\n    return (x.double() * (1 + eps)).to(x.dtype)\n"
     result = pool.grade(job_for(code, reference, checks))
@@ -147,8 +158,11 @@ def test_a_check_can_set_its_own_tolerances(pool):
     [
         ("torch.tensor([1, 2])", "torch.tensor([1, 2])", None),
         ("torch.tensor([1, 3])", "torch.tensor([1, 2])", "1 of 2 values differ"),
-        ("torch.tensor([1.0, 2.0])", "torch.tensor([1, 2])",
-         "dtype torch.float32 where torch.int64 was expected"),
+        (
+            "torch.tensor([1.0, 2.0])",
+            "torch.tensor([1, 2])",
+            "dtype torch.float32 where torch.int64 was expected",
+        ),
         ("1.0000001", "1.0", None),
         ("1.01", "1.0", "the value differs by 0.01"),
         ("1", "1.0", "a int where a float was expected"),
@@ -161,18 +175,23 @@ def test_a_check_can_set_its_own_tolerances(pool):
         ("[torch.zeros(2)]", "[torch.zeros(2), 1]", "1 items where 2 were expected"),
         ("torch.tensor([float('nan')])", "torch.tensor([float('nan')])", None),
         ("torch.nn.Parameter(torch.ones(2))", "torch.ones(2)", None),
-        ("torch.ones(2).to_sparse()", "torch.ones(2)",
-         "`out` is a torch.sparse_coo tensor (convert it with .to_dense()), which a check cannot "
-         "compare."),
+        (
+            "torch.ones(2).to_sparse()",
+            "torch.ones(2)",
+            "`out` is a torch.sparse_coo tensor (convert it with .to_dense()), which a check "
+            "cannot compare.",
+        ),
     ],
 )
 def test_compare_values(pool, submitted, expected, message):
     checks = [{"name": "value", "code": "out = f()", "compare": "out"}]
-    result = pool.grade(job_for(
-        f"import torch\ndef f():\n    return {submitted}\n",
-        f"import torch\ndef f():\n    return {expected}\n",
-        checks,
-    ))
+    result = pool.grade(
+        job_for(
+            f"import torch\ndef f():\n    return {submitted}\n",
+            f"import torch\ndef f():\n    return {expected}\n",
+            checks,
+        )
+    )
     if message is None:
         assert result["status"] == "passed", result
     else:
@@ -182,11 +201,13 @@ def test_compare_values(pool, submitted, expected, message):
 
 def test_several_compare_expressions_name_the_one_that_differs(pool):
     checks = [{"name": "shape and sum", "code": "out = f()", "compare": ["out.shape", "out.sum()"]}]
-    result = pool.grade(job_for(
-        "import torch\ndef f():\n    return torch.ones(2, 2)\n",
-        "import torch\ndef f():\n    return torch.ones(2, 2) * 2\n",
-        checks,
-    ))
+    result = pool.grade(
+        job_for(
+            "import torch\ndef f():\n    return torch.ones(2, 2)\n",
+            "import torch\ndef f():\n    return torch.ones(2, 2) * 2\n",
+            checks,
+        )
+    )
     assert result["checks"][0]["message"] == "`out.sum()`: 1 of 1 values differ, by up to 4"
 
 
@@ -201,7 +222,9 @@ def test_the_seed_is_reset_before_every_check(pool):
     def sample():
         return torch.rand(3)
     """
-    reference = "import torch\ndef first():\n    return 1\ndef sample():\n    return torch.rand(3)\n"
+    reference = (
+        "import torch\ndef first():\n    return 1\ndef sample():\n    return torch.rand(3)\n"
+    )
     checks = [
         {"name": "first", "code": "out = first()", "compare": "out"},
         {"name": "sample", "code": "out = sample()", "compare": "out"},
@@ -210,12 +233,14 @@ def test_the_seed_is_reset_before_every_check(pool):
 
 
 def test_check_helpers_are_available(pool):
-    checks = [{
-        "name": "helpers",
-        "code": "out = [raises(f, -1), raises(f, 1), device, math.pi > 3, F.relu(torch.ones(1)),"
-                " nn.Linear.__name__]",
-        "compare": "out",
-    }]
+    checks = [
+        {
+            "name": "helpers",
+            "code": "out = [raises(f, -1), raises(f, 1), device, math.pi > 3,"
+            " F.relu(torch.ones(1)), nn.Linear.__name__]",
+            "compare": "out",
+        }
+    ]
     code = "def f(x):\n    if x < 0:\n        raise ValueError(x)\n    return x\n"
     result = pool.grade(job_for(code, code, checks))
     assert result["status"] == "passed"
@@ -224,8 +249,12 @@ def test_check_helpers_are_available(pool):
 def test_checks_that_need_cuda_are_skipped_and_counted(pool):
     checks = [
         {"name": "cpu", "code": "out = 1", "compare": "out"},
-        {"name": "gpu", "requires": "cuda", "code": "out = torch.ones(1, device='cuda')",
-         "compare": "out"},
+        {
+            "name": "gpu",
+            "requires": "cuda",
+            "code": "out = torch.ones(1, device='cuda')",
+            "compare": "out",
+        },
     ]
     result = pool.grade(job_for("", "", checks))
     assert (result["status"], result["skipped"]) == ("passed", 1)
@@ -240,16 +269,26 @@ def test_checks_that_need_cuda_are_skipped_and_counted(pool):
 @pytest.mark.parametrize(
     ("code", "message"),
     [
-        ("import torch.nn as nn\nm = nn.MultiheadAttention(4, 2)",
-         "Your code uses what this exercise forbids: nn.MultiheadAttention (line 2)."),
-        ("import torch\nm = torch.nn.MultiheadAttention",
-         "Your code uses what this exercise forbids: nn.MultiheadAttention (line 2)."),
-        ("from torch.nn import MultiheadAttention as M",
-         "Your code uses what this exercise forbids: nn.MultiheadAttention (line 1)."),
-        ("import torch.nn.functional as fn\ny = fn.scaled_dot_product_attention",
-         "Your code uses what this exercise forbids: F.scaled_dot_product_attention (line 2)."),
-        ("from torch import nn\nm = getattr(nn, 'MultiheadAttention')",
-         "Your code uses what this exercise forbids: nn.MultiheadAttention (line 2)."),
+        (
+            "import torch.nn as nn\nm = nn.MultiheadAttention(4, 2)",
+            "Your code uses what this exercise forbids: nn.MultiheadAttention (line 2).",
+        ),
+        (
+            "import torch\nm = torch.nn.MultiheadAttention",
+            "Your code uses what this exercise forbids: nn.MultiheadAttention (line 2).",
+        ),
+        (
+            "from torch.nn import MultiheadAttention as M",
+            "Your code uses what this exercise forbids: nn.MultiheadAttention (line 1).",
+        ),
+        (
+            "import torch.nn.functional as fn\ny = fn.scaled_dot_product_attention",
+            "Your code uses what this exercise forbids: F.scaled_dot_product_attention (line 2).",
+        ),
+        (
+            "from torch import nn\nm = getattr(nn, 'MultiheadAttention')",
+            "Your code uses what this exercise forbids: nn.MultiheadAttention (line 2).",
+        ),
         ("def f(:\n    pass", "Your code does not parse: invalid syntax (line 1)."),
         ("x = 1\n" * 20_000, "Your code is 120000 bytes; the limit is 65536 bytes."),
     ],
@@ -269,8 +308,11 @@ def test_allowed_names_that_look_alike_are_not_rejected(pool):
 
 
 def test_an_exception_while_loading_is_an_error_with_its_line(pool):
-    result = pool.grade(job_for("x = 1\ny = undefined_name\n", "",
-                                [{"name": "c", "code": "out = 1", "compare": "out"}]))
+    result = pool.grade(
+        job_for(
+            "x = 1\ny = undefined_name\n", "", [{"name": "c", "code": "out = 1", "compare": "out"}]
+        )
+    )
     assert result["status"] == "error"
     assert result["message"] == (
         "Your code raised NameError at line 2 while loading: name 'undefined_name' is not defined"
@@ -299,13 +341,17 @@ def test_a_malformed_job_is_the_callers_error(pool):
     with pytest.raises(ValueError, match="job.checks must be a non-empty list"):
         pool.grade({"code": "", "reference": "", "checks": []})
     with pytest.raises(ValueError, match=r"checks\[0\]: unknown keys \['expected'\]"):
-        pool.grade({"code": "", "reference": "",
-                    "checks": [{"name": "c", "compare": "1", "expected": 1}]})
+        pool.grade(
+            {"code": "", "reference": "", "checks": [{"name": "c", "compare": "1", "expected": 1}]}
+        )
 
 
 def test_snippets_run_in_order_in_one_namespace(pool):
     result = pool.run_snippets(
-        ["import torch\nx = torch.arange(6).view(2, 3)", "assert x.stride() == (3, 1)\nprint(x.sum())"],
+        [
+            "import torch\nx = torch.arange(6).view(2, 3)",
+            "assert x.stride() == (3, 1)\nprint(x.sum())",
+        ],
         time_limit=10,
     )
     assert result["status"] == "passed"

@@ -18,7 +18,7 @@ from practice.tests.sandbox.helpers import GRADER_PYTHON, exercise_job, probe_jo
 @pytest.fixture(scope="module")
 def own_pool() -> Iterator[SandboxPool]:
     """A one-slot pool these tests may break without disturbing the session's pool."""
-    with SandboxPool(GRADER_PYTHON, slots=1, grace=2) as pool:
+    with SandboxPool(GRADER_PYTHON, slots=1, grace=1) as pool:
         yield pool
 
 
@@ -41,43 +41,37 @@ def test_the_zygote_is_a_fresh_process_with_an_empty_environment(own_pool):
     assert len(os.listdir(f"/proc/{pid}/fd")) <= 7
 
 
-def test_a_zygote_that_died_between_jobs_is_replaced(own_pool):
-    old = zygote_pid(own_pool)
-    os.kill(old, signal.SIGKILL)
-    time.sleep(0.2)
-    result = own_pool.grade(exercise_job("normalize-rows", "solution.py"))
-    assert result["status"] == "passed"
-    assert zygote_pid(own_pool) != old
-
-
 def test_a_zygote_that_dies_during_a_job_gives_an_error_then_is_replaced(own_pool):
+    # The kill leaves a dead slot; the next job finds it dead and starts a new zygote first.
     old = zygote_pid(own_pool)
-    threading.Timer(1.0, os.kill, (old, signal.SIGKILL)).start()
+    threading.Timer(0.5, os.kill, (old, signal.SIGKILL)).start()
     result = own_pool.grade(probe_job("import time\ndef probe():\n    time.sleep(30)\n"))
     assert result["status"] == "error"
     assert result["message"] == (
         "The grader stopped unexpectedly and was restarted; your code was not graded."
     )
     assert own_pool.grade(exercise_job("normalize-rows", "solution.py"))["status"] == "passed"
+    assert zygote_pid(own_pool) != old
 
 
 def test_a_wedged_zygote_is_killed_and_the_job_is_an_error(own_pool):
     os.kill(zygote_pid(own_pool), signal.SIGSTOP)
     started = time.monotonic()
-    result = own_pool.grade(probe_job("def probe():\n    return 'blocked'\n", time_limit=1))
+    result = own_pool.grade(probe_job("def probe():\n    return 'blocked'\n", time_limit=0.5))
     assert result["status"] == "error"
-    assert time.monotonic() - started < 6  # 2 x time limit + a grace of 2 s
+    assert time.monotonic() - started < 3  # twice the time limit, plus a grace of 1 s
     assert own_pool.grade(exercise_job("normalize-rows", "solution.py"))["status"] == "passed"
 
 
 def test_a_closed_pool_refuses_work():
-    pool = SandboxPool(GRADER_PYTHON, slots=1)
+    # A GPU-kind pool without a spare process starts quickest: its zygote only imports torch.
+    pool = SandboxPool(GRADER_PYTHON, slots=1, kind="gpu", prespawn=False)
     pid = zygote_pid(pool)
     with pool:
         pass
     with pytest.raises(RuntimeError, match="closed"):
         pool.grade(exercise_job("normalize-rows", "solution.py"))
-    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+    assert not os.path.exists(f"/proc/{pid}")  # stopped and reaped
 
 
 def test_a_missing_interpreter_fails_loudly():
