@@ -1,5 +1,6 @@
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 
@@ -15,7 +16,9 @@ class Profile(models.Model):
     )
     display_name = models.CharField(max_length=80, blank=True)
     daily_goal = models.PositiveSmallIntegerField(
-        default=5, help_text="Questions to practise a day."
+        default=5,
+        validators=[MinValueValidator(1), MaxValueValidator(200)],
+        help_text="Questions to practise a day.",
     )
 
     class Meta:

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from quizbank.models import Question
 
-from . import grading, workers
+from . import grading, learning, workers
 from .models import MAX_CODE_BYTES, MAX_OUTPUT_CHARS, MAX_TRIES, Submission
 
 log = logging.getLogger(__name__)
@@ -109,6 +109,7 @@ def submission_grade(*, submission_id: int, worker: str) -> Submission | None:
     submission.finished_at = timezone.now()
     submission.deadline_at = None
     submission.save()
+    learning.verdict_record(submission=submission)
     return submission
 
 

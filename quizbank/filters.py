@@ -2,6 +2,8 @@ import django_filters
 from django import forms
 from django.db.models import Exists, OuterRef
 
+from practice import selectors as practice_selectors
+
 from .models import Application, Question, Topic
 from .search import question_search
 
@@ -46,13 +48,26 @@ class QuestionFilter(django_filters.FilterSet):
         lookup_expr="exact",
         choices=Question.Kind.choices,
         widget=MultiValueWidget,
-        distinct=False,
     )
     search = django_filters.CharFilter(method="filter_search", max_length=300)
+    # The learner's own state; they filter nothing for anonymous visitors, who have none.
+    progress = django_filters.MultipleChoiceFilter(
+        choices=practice_selectors.LearnerState.choices,
+        widget=MultiValueWidget,
+        method="filter_progress",
+        help_text="Signed in: solved, attempted (not solved yet) or not_started.",
+    )
+    bookmarked = django_filters.BooleanFilter(
+        method="filter_bookmarked", help_text="Signed in: only (true) or no (false) bookmarks."
+    )
 
     class Meta:
         model = Question
-        fields = ["topic", "application", "difficulty", "kind", "search"]
+        fields = ["topic", "application", "difficulty", "kind", "search", "progress", "bookmarked"]
+
+    @property
+    def user(self):
+        return getattr(self.request, "user", None)
 
     def filter_related(self, queryset, name, value):
         # EXISTS rather than a join: no duplicate rows, so no DISTINCT over wide rows.
@@ -65,3 +80,17 @@ class QuestionFilter(django_filters.FilterSet):
 
     def filter_search(self, queryset, name, value):
         return question_search(queryset, value)
+
+    def filter_progress(self, queryset, name, value):
+        return practice_selectors.filter_by_state(queryset, user=self.user, states=value)
+
+    def filter_bookmarked(self, queryset, name, value):
+        return practice_selectors.filter_bookmarked(queryset, user=self.user, value=value)
+
+    def queryset_without(self, name: str):
+        """The filtered queryset with every filter but `name` applied: what a facet counts."""
+        queryset = self.queryset
+        for field, value in self.form.cleaned_data.items():
+            if field != name:
+                queryset = self.filters[field].filter(queryset, value)
+        return queryset

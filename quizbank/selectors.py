@@ -44,3 +44,27 @@ def application_list() -> QuerySet[Application]:
     return Application.objects.annotate(
         question_count=Count("questions", filter=published)
     ).order_by("name")
+
+
+def question_facets(filterset: Any) -> dict[str, list[dict[str, Any]]]:
+    """Each facet's options with how many questions each would give, the other facets applied
+    (so a count is what ticking that option adds). One query per facet; `filterset` must be valid.
+    The learner's own facets (progress, bookmarked) are in practice.selectors."""
+    facets: dict[str, list[dict[str, Any]]] = {}
+    for name, model in (("topic", Topic), ("application", Application)):
+        ids = filterset.queryset_without(name).order_by().values("pk")
+        rows = model.objects.annotate(
+            count=Count("questions", filter=Q(questions__in=ids))
+        ).order_by(*model._meta.ordering)
+        facets[name] = [{"value": r.slug, "label": r.name, "count": r.count} for r in rows]
+    for name, choices in (
+        ("difficulty", Question.Difficulty.choices),
+        ("kind", Question.Kind.choices),
+    ):
+        rows = filterset.queryset_without(name).order_by().values(name).annotate(n=Count("pk"))
+        counts = {row[name]: row["n"] for row in rows}
+        facets[name] = [
+            {"value": value, "label": label, "count": counts.get(value, 0)}
+            for value, label in choices
+        ]
+    return facets

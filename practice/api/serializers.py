@@ -58,3 +58,46 @@ class SubmissionCreateSerializer(serializers.Serializer):
                 f"The code is {size} bytes; the limit is {MAX_CODE_BYTES} bytes (64 KiB)."
             )
         return code
+
+
+class TopicMasterySerializer(serializers.Serializer):
+    slug = serializers.SlugField()
+    name = serializers.CharField()
+    solved = serializers.IntegerField()
+    attempted = serializers.IntegerField(help_text="Attempted and not solved yet.")
+    total = serializers.IntegerField(help_text="Published questions in the topic.")
+
+
+class DayActivitySerializer(serializers.Serializer):
+    date = serializers.DateField()
+    count = serializers.IntegerField(help_text="Things done that day (hints, answers, checks...).")
+
+
+class RecentActivitySerializer(serializers.Serializer):
+    at = serializers.DateTimeField()
+    kind = serializers.CharField()
+    description = serializers.CharField()
+    question = serializers.SlugField()
+    question_title = serializers.CharField()
+    correct = serializers.BooleanField(allow_null=True)
+
+
+class ProgressTotalsSerializer(serializers.Serializer):
+    solved = serializers.IntegerField()
+    attempted = serializers.IntegerField()
+    questions = serializers.IntegerField()
+    reviews_due = serializers.IntegerField()
+    active_days = serializers.IntegerField()
+
+
+class StreakSerializer(serializers.Serializer):
+    current = serializers.IntegerField(help_text="Days in a row with activity, up to today.")
+    longest = serializers.IntegerField()
+
+
+class ProgressSerializer(serializers.Serializer):
+    totals = ProgressTotalsSerializer()
+    streak = StreakSerializer()
+    topics = TopicMasterySerializer(many=True)
+    days = DayActivitySerializer(many=True, help_text="Days with activity in the last year.")
+    recent = RecentActivitySerializer(many=True)

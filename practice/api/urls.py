@@ -1,3 +1,4 @@
+from django.urls import path
 from rest_framework.routers import SimpleRouter
 
 from . import views
@@ -5,4 +6,7 @@ from . import views
 router = SimpleRouter()
 router.register("submissions", views.SubmissionViewSet, basename="submission")
 
-urlpatterns = router.urls
+urlpatterns = [
+    path("progress/", views.ProgressView.as_view(), name="progress"),
+    *router.urls,
+]

@@ -4,10 +4,11 @@ from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
 
-from .. import services
+from .. import selectors, services
 from ..models import Submission
-from .serializers import SubmissionCreateSerializer, SubmissionSerializer
+from .serializers import ProgressSerializer, SubmissionCreateSerializer, SubmissionSerializer
 
 
 class SubmissionViewSet(
@@ -40,3 +41,15 @@ class SubmissionViewSet(
         # Without a broker the verdict is already there; with one this is the queued row.
         submission.refresh_from_db()
         return Response(SubmissionSerializer(submission).data, status=status.HTTP_201_CREATED)
+
+
+class ProgressView(APIView):
+    """Your progress: per-topic mastery, activity per day over the last year, streaks, totals and
+    recent activity; the same figures as the /progress/ page."""
+
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(responses=ProgressSerializer)
+    def get(self, request):
+        summary = selectors.progress_summary(user=request.user)
+        return Response(ProgressSerializer(summary).data)

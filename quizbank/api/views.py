@@ -4,6 +4,8 @@ from rest_framework import permissions, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from practice import learning
+
 from .. import selectors
 from ..filters import QuestionFilter
 from ..models import Question, QuickCheck
@@ -56,13 +58,14 @@ class ApplicationViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 class QuickCheckViewSet(viewsets.GenericViewSet):
-    """Answer a quick check: anyone may try; the right answer and explanation come back."""
+    """Answer a quick check: anyone may try; the right answer and explanation come back. A
+    signed-in learner's answer is recorded, and a wrong one puts the question up for review."""
 
     permission_classes = [permissions.AllowAny]
 
     def get_queryset(self):
         visible = Question.objects.visible_to(self.request.user)
-        return QuickCheck.objects.filter(question__in=visible)
+        return QuickCheck.objects.filter(question__in=visible).select_related("question")
 
     @extend_schema(request=QuickCheckAnswerSerializer, responses=QuickCheckResultSerializer)
     @action(detail=True, methods=["post"])
@@ -70,9 +73,7 @@ class QuickCheckViewSet(viewsets.GenericViewSet):
         check = get_object_or_404(self.get_queryset(), pk=pk)
         serializer = QuickCheckAnswerSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        result = {
-            "correct": check.is_correct(serializer.validated_data["answer"]),
-            "answer": check.answer,
-            "explanation": check.explanation,
-        }
+        result = learning.quick_check_answer(
+            user=request.user, check=check, response=serializer.validated_data["answer"]
+        )
         return Response(QuickCheckResultSerializer(result).data)

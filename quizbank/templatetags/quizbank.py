@@ -1,7 +1,10 @@
+from string import ascii_uppercase
+from typing import Any
+
 from django import template
 from django.utils.safestring import mark_safe
 
-from ..markdown import render_markdown
+from ..markdown import render_markdown, render_markdown_inline
 
 register = template.Library()
 
@@ -9,3 +12,21 @@ register = template.Library()
 @register.filter(name="markdown")
 def markdown_filter(text: str) -> str:
     return mark_safe(render_markdown(text or ""))  # noqa: S308 - sanitised by nh3 in render_markdown
+
+
+@register.filter(name="markdown_inline")
+def markdown_inline_filter(text: str) -> str:
+    return mark_safe(render_markdown_inline(str(text or "")))  # noqa: S308 - sanitised by nh3
+
+
+@register.filter
+def letter(index: int) -> str:
+    """0 -> A, 1 -> B: how choices are named."""
+    return ascii_uppercase[index] if 0 <= index < len(ascii_uppercase) else str(index + 1)
+
+
+@register.simple_tag
+def right_choices(check: Any) -> list[tuple[str, str]]:
+    """The right answer of a choice quick check as (letter, choice) pairs."""
+    indices = check.answer if isinstance(check.answer, list) else [check.answer]
+    return [(letter(i), check.choices[i]) for i in indices if 0 <= i < len(check.choices)]

@@ -1,0 +1,76 @@
+from django import forms
+from django.conf import settings
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
+from django.core.exceptions import ValidationError
+
+from . import throttling
+from .models import Profile
+
+
+class PlainLabels:
+    """Labels without Django's trailing colon."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+
+
+class LoginThrottleMixin:
+    """Refuses sign-ins from an address after too many failures (see throttling.py)."""
+
+    throttled_message = (
+        "Too many failed sign-ins. Wait %(minutes)d minutes, or reset your password."
+    )
+
+    def clean(self):
+        username = self.cleaned_data.get("username") or ""
+        address = self.request.META.get("REMOTE_ADDR", "") if self.request else ""
+        if throttling.login_blocked(username=username, address=address):
+            raise ValidationError(
+                self.throttled_message,
+                code="throttled",
+                params={"minutes": max(1, settings.LOGIN_FAILURE_WINDOW // 60)},
+            )
+        try:
+            cleaned = super().clean()
+        except ValidationError:
+            throttling.login_failed(username=username, address=address)
+            raise
+        throttling.login_succeeded(username=username, address=address)
+        return cleaned
+
+
+class LoginForm(PlainLabels, LoginThrottleMixin, AuthenticationForm):
+    pass
+
+
+class AdminLoginForm(LoginThrottleMixin, AdminAuthenticationForm):
+    pass
+
+
+class SignupForm(PlainLabels, UserCreationForm):
+    email = forms.EmailField(
+        required=False, help_text="Optional: only used to reset your password."
+    )
+
+    class Meta(UserCreationForm.Meta):
+        model = get_user_model()
+        fields = ("username", "email")
+
+
+class ProfileForm(PlainLabels, forms.ModelForm):
+    email = forms.EmailField(
+        required=False, help_text="Only used to reset your password; never shown to anyone."
+    )
+
+    class Meta:
+        model = Profile
+        fields = ("display_name", "daily_goal")
+        labels = {"daily_goal": "Daily goal"}
+        help_texts = {
+            "display_name": "How the site greets you. Leave empty to use your username.",
+            "daily_goal": "Questions to practise a day (1 to 200).",
+        }
+        widgets = {"daily_goal": forms.NumberInput(attrs={"min": 1, "max": 200})}

@@ -1,0 +1,49 @@
+// Rebuilds what quizbank vendors into static/vendor/ (run `npm ci && npm run build` here):
+// codemirror.js, the editor bundled once by esbuild, with the licences of every package in it;
+// htmx.min.js, copied from the htmx.org package, with its licence.
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import * as esbuild from "esbuild";
+
+const here = new URL(".", import.meta.url).pathname;
+const vendor = `${here}../static/vendor/`;
+mkdirSync(vendor, { recursive: true });
+
+const result = await esbuild.build({
+  absWorkingDir: here,
+  entryPoints: ["src/editor.js"],
+  bundle: true,
+  minify: true,
+  format: "iife",
+  target: ["es2020"],
+  outfile: `${vendor}codemirror.js`,
+  metafile: true,
+  legalComments: "none",
+  banner: {
+    js: "/*! quizbank's code editor: CodeMirror 6 (MIT), bundled by frontend/build.mjs; licences in codemirror.LICENSES.txt */",
+  },
+});
+
+function licence(name) {
+  const dir = `${here}node_modules/${name}/`;
+  const meta = JSON.parse(readFileSync(`${dir}package.json`, "utf8"));
+  const file = ["LICENSE", "LICENSE.md", "LICENSE.txt", "LICENCE"].find((f) => existsSync(dir + f));
+  const text = file ? readFileSync(dir + file, "utf8").trim() : `License: ${meta.license}`;
+  return `${name}@${meta.version} (${meta.license})\n\n${text}\n`;
+}
+
+const packages = new Set();
+for (const input of Object.keys(result.metafile.inputs)) {
+  const match = input.match(/node_modules\/((?:@[^/]+\/)?[^/]+)\//);
+  if (match) packages.add(match[1]);
+}
+const rule = `\n${"-".repeat(72)}\n\n`;
+writeFileSync(
+  `${vendor}codemirror.LICENSES.txt`,
+  "The licences of the packages bundled into codemirror.js.\n" + rule +
+    [...packages].sort().map(licence).join(rule),
+);
+
+copyFileSync(`${here}node_modules/htmx.org/dist/htmx.min.js`, `${vendor}htmx.min.js`);
+writeFileSync(`${vendor}htmx.LICENSE.txt`, licence("htmx.org"));
+
+console.log(`bundled ${packages.size} packages into static/vendor/codemirror.js; copied htmx.min.js`);

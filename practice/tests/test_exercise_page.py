@@ -1,0 +1,134 @@
+"""Submitting code from the question page: the verdict comes back as a partial that polls while
+the submission is queued or running, and is graded through the real sandbox here (in-process)."""
+
+import pytest
+from rest_framework.throttling import ScopedRateThrottle
+
+from practice import workers
+from practice.models import Activity, QuestionProgress, ReviewCard, Submission
+
+from .test_api_submissions import RIGHT, WRONG
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def submit(client, code, capture, question="double-it", **extra):
+    with capture(execute=True):
+        return client.post(f"/questions/{question}/submissions/", {"code": code}, **extra)
+
+
+def test_the_exercise_shows_the_starter_code_in_an_editor_and_the_queue(client, exercise):
+    body = client.get("/questions/double-it/").content.decode()
+    assert 'data-editor="python"' in body and "raise NotImplementedError" in body
+    assert "vendor/codemirror.js" in body and "CPU queue" in body
+    assert "Sign in to submit" in body
+    assert "SECRET_INPUT" not in body and "return x * 2" not in body
+
+
+def test_a_submission_polls_until_graded_then_shows_each_check(
+    client, user, exercise, eager, django_capture_on_commit_callbacks
+):
+    client.force_login(user)
+    body = submit(client, WRONG, django_capture_on_commit_callbacks, **HTMX).content.decode()
+    submission = Submission.objects.get()
+    # The response was rendered before the commit that grades it: it polls.
+    assert (
+        f'hx-get="/submissions/{submission.pk}/"' in body and 'hx-trigger="load delay:1s"' in body
+    )
+    assert 'id="submissions" aria-labelledby="submissions-heading" hx-swap-oob="true"' in body
+    body = client.get(f"/submissions/{submission.pk}/", **HTMX).content.decode()
+    assert "hx-trigger" not in body
+    assert "✗ Failed" in body and "doubles an example" in body and "doubles a hidden tensor" in body
+    assert "SECRET_INPUT" not in body
+    assert 'class="check-message"' in body
+    body = submit(client, RIGHT, django_capture_on_commit_callbacks, **HTMX).content.decode()
+    latest = Submission.objects.first()
+    body = client.get(f"/submissions/{latest.pk}/", **HTMX).content.decode()
+    assert "✓ Passed" in body and body.count('<li class="passed">') == 4
+
+
+def test_a_verdict_updates_progress_and_reviews(
+    client, user, exercise, eager, django_capture_on_commit_callbacks
+):
+    client.force_login(user)
+    submit(client, WRONG, django_capture_on_commit_callbacks, **HTMX)
+    submit(client, WRONG, django_capture_on_commit_callbacks, **HTMX)
+    card = ReviewCard.objects.get(user=user)
+    # Failing twice in a row is one lapse: "again" once.
+    assert card.last_rating == Activity.Rating.AGAIN and card.reviews == 1
+    assert QuestionProgress.objects.get(user=user).state == "attempted"
+    submit(client, RIGHT, django_capture_on_commit_callbacks, **HTMX)
+    card.refresh_from_db()
+    assert card.last_rating == Activity.Rating.GOOD and card.reviews == 2
+    assert QuestionProgress.objects.get(user=user).state == "solved"
+    verdicts = Activity.objects.filter(kind="submission").order_by("created_at")
+    assert [a.correct for a in verdicts] == [False, False, True]
+
+
+def test_without_javascript_a_submission_comes_back_to_the_exercise(
+    client, user, exercise, eager, django_capture_on_commit_callbacks
+):
+    client.force_login(user)
+    response = submit(client, RIGHT, django_capture_on_commit_callbacks)
+    assert response["Location"] == "/questions/double-it/#exercise"
+    body = client.get("/questions/double-it/").content.decode()
+    assert "✓ Passed" in body and "Your submissions" in body
+
+
+def test_an_empty_submission_says_why_and_stores_nothing(client, user, exercise):
+    client.force_login(user)
+    body = client.post("/questions/double-it/submissions/", {"code": ""}, **HTMX).content.decode()
+    assert "The code is empty." in body and not Submission.objects.exists()
+
+
+def test_submitting_from_the_page_shares_the_apis_rate_limit(
+    client, api, user, exercise, monkeypatch
+):
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"submissions": "2/min"})
+    api.force_authenticate(user)
+    api.post("/api/submissions/", {"question": "double-it", "code": RIGHT}, format="json")
+    client.force_login(user)
+    client.post("/questions/double-it/submissions/", {"code": RIGHT}, **HTMX)
+    body = client.post("/questions/double-it/submissions/", {"code": RIGHT}, **HTMX)
+    assert "wait a minute" in body.content.decode()
+    assert Submission.objects.count() == 2
+
+
+def test_a_visitor_is_sent_to_sign_in_and_back_to_the_exercise(client, exercise):
+    response = client.post("/questions/double-it/submissions/", {"code": RIGHT}, **HTMX)
+    assert response["HX-Redirect"] == "/accounts/login/?next=%2Fquestions%2Fdouble-it%2F%23exercise"
+    assert not Submission.objects.exists()
+
+
+def test_another_users_submission_is_never_shown(client, user, django_user_model, exercise):
+    other = django_user_model.objects.create_user("other", password="x-long-password-1")
+    theirs = Submission.objects.create(user=other, question=exercise.question, code="# theirs")
+    client.force_login(user)
+    assert client.get(f"/submissions/{theirs.pk}/", **HTMX).status_code == 404
+    assert client.get(f"/submissions/{theirs.pk}/").status_code == 404
+    assert "# theirs" not in client.get("/questions/double-it/").content.decode()
+
+
+def test_a_submission_page_without_javascript_shows_verdict_and_code(client, user, exercise):
+    mine = Submission.objects.create(user=user, question=exercise.question, code="# mine")
+    client.force_login(user)
+    body = client.get(f"/submissions/{mine.pk}/").content.decode()
+    assert "Queued" in body and "# mine" in body
+
+
+def test_a_gpu_exercise_says_whether_a_gpu_worker_is_online(client, gpu_exercise, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    body = client.get("/questions/double-on-gpu/").content.decode()
+    assert "GPU queue" in body and "No GPU worker is online right now" in body
+    workers.announce_gpu_worker("gpu-1")
+    try:
+        assert "A GPU worker is online" in client.get("/questions/double-on-gpu/").content.decode()
+    finally:
+        workers.withdraw_gpu_worker("gpu-1")
+
+
+def test_a_gpu_exercise_graded_in_process_says_so(client, gpu_exercise, eager):
+    body = client.get("/questions/double-on-gpu/").content.decode()
+    assert "grades in its own process" in body

@@ -1,0 +1,73 @@
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from practice import learning
+from practice.models import Activity, ReviewCard
+from quizbank.tests.factories import QuestionFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_fsrs_schedules_easier_ratings_further_out(django_user_model):
+    question = QuestionFactory()
+    dues = {}
+    for name, rating in (("again", 1), ("hard", 2), ("good", 3), ("easy", 4)):
+        user = django_user_model.objects.create_user(f"rater-{name}")
+        dues[name] = learning.review_rate(user=user, question=question, rating=rating).due
+    assert dues["again"] < dues["hard"] <= dues["good"] < dues["easy"]
+    assert dues["easy"] - timezone.now() > timedelta(days=1)
+
+
+def test_review_needs_a_signed_in_learner(client):
+    assert client.get("/review/")["Location"] == "/accounts/login/?next=/review/"
+
+
+def test_review_walks_through_what_is_due_most_overdue_first(client, user):
+    first = QuestionFactory(title="Most overdue")
+    second = QuestionFactory(title="Due later")
+    learning.review_rate(user=user, question=first, rating=Activity.Rating.AGAIN)
+    learning.review_rate(user=user, question=second, rating=Activity.Rating.AGAIN)
+    ReviewCard.objects.filter(question=first).update(due=timezone.now() - timedelta(days=2))
+    ReviewCard.objects.filter(question=second).update(due=timezone.now() - timedelta(days=1))
+    client.force_login(user)
+    body = client.get("/review/").content.decode()
+    assert "2 questions due" in body and "Most overdue" in body and "Due later" not in body
+    response = client.post(f"/questions/{first.slug}/rate/", {"rating": "easy", "next": "/review/"})
+    assert response["Location"] == "/review/"
+    body = client.get("/review/").content.decode()
+    assert "1 question due" in body and "Due later" in body
+    assert "Rated “easy”: next review" in body
+    response = client.post(
+        f"/questions/{second.slug}/rate/",
+        {"rating": "good", "next": "/review/"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response["HX-Redirect"] == "/review/"
+    assert "Nothing is due." in client.get("/review/").content.decode()
+
+
+def test_with_nothing_due_review_says_when_the_next_one_is(client, user):
+    learning.review_rate(user=user, question=QuestionFactory(), rating=Activity.Rating.GOOD)
+    client.force_login(user)
+    body = client.get("/review/").content.decode()
+    assert "Nothing is due." in body and "The next review is" in body
+
+
+def test_another_users_reviews_are_not_mine(client, user, django_user_model):
+    other = django_user_model.objects.create_user("other")
+    question = QuestionFactory(title="Their question")
+    learning.review_rate(user=other, question=question, rating=Activity.Rating.AGAIN)
+    ReviewCard.objects.update(due=timezone.now() - timedelta(days=1))
+    client.force_login(user)
+    assert "Nothing is due." in client.get("/review/").content.decode()
+
+
+def test_a_question_unpublished_since_leaves_the_review_queue(client, user):
+    question = QuestionFactory(title="Archived later")
+    learning.review_rate(user=user, question=question, rating=Activity.Rating.AGAIN)
+    ReviewCard.objects.update(due=timezone.now() - timedelta(days=1))
+    question.archive()
+    client.force_login(user)
+    assert "Nothing is due." in client.get("/review/").content.decode()

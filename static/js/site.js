@@ -1,0 +1,52 @@
+// Small behaviours shared by every page. Everything works without this file; it only adds.
+(function () {
+  "use strict";
+  const KEY = "quizbank:theme";
+  const ORDER = ["system", "light", "dark"];
+
+  function stored() {
+    try {
+      return localStorage.getItem(KEY) || "system";
+    } catch (e) {
+      return "system";
+    }
+  }
+
+  function apply(theme) {
+    const root = document.documentElement;
+    if (theme === "light" || theme === "dark") root.dataset.theme = theme;
+    else delete root.dataset.theme;
+    document.querySelectorAll("[data-theme-label]").forEach((el) => (el.textContent = theme));
+  }
+
+  function setUp() {
+    apply(stored());
+    const toggle = document.getElementById("theme-toggle");
+    if (toggle) {
+      toggle.addEventListener("click", () => {
+        const next = ORDER[(ORDER.indexOf(stored()) + 1) % ORDER.length];
+        try {
+          if (next === "system") localStorage.removeItem(KEY);
+          else localStorage.setItem(KEY, next);
+        } catch (e) {
+          /* storage refused: the choice lasts for this page only */
+        }
+        apply(next);
+      });
+    }
+    // On a phone the filters start folded, so the results come first.
+    const facets = document.querySelector("details.facets-panel");
+    if (facets && window.matchMedia("(max-width: 52rem)").matches) facets.open = false;
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setUp);
+  else setUp();
+})();
+
+// Filters send every field; leave the empty ones out so the address bar stays readable.
+document.addEventListener("htmx:configRequest", (event) => {
+  if (event.detail.verb !== "get") return;
+  for (const [name, value] of Object.entries(event.detail.parameters)) {
+    if (value === "") delete event.detail.parameters[name];
+  }
+});
