@@ -48,6 +48,7 @@ class QuestionFilter(django_filters.FilterSet):
         lookup_expr="exact",
         choices=Question.Kind.choices,
         widget=MultiValueWidget,
+        distinct=False,
     )
     search = django_filters.CharFilter(method="filter_search", max_length=300)
     # The learner's own state; they filter nothing for anonymous visitors, who have none.

@@ -89,10 +89,12 @@ class Question(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     published_at = models.DateTimeField(null=True, blank=True)
-    # Maintained by a PostgreSQL trigger (migration 0002): title A, prompt B, concepts C, answer D.
+    # Maintained by a PostgreSQL trigger (migration 0003): what the question is about (title A,
+    # prompt B, concepts C), kept small enough to stay inline, and the answer (D) on its own.
     search_vector = SearchVectorField(null=True, editable=False)
+    answer_vector = SearchVectorField(null=True, editable=False)
 
-    history = HistoricalRecords(excluded_fields=["search_vector"])
+    history = HistoricalRecords(excluded_fields=["search_vector", "answer_vector"])
     objects = QuestionQuerySet.as_manager()
 
     class Meta:

@@ -2,8 +2,9 @@
 
 On PostgreSQL: full-text search over a trigger-maintained tsvector (title A > prompt B >
 concepts C > answer D, English stemming). A question matches when any of the learner's words is
-in its title, prompt or concepts, or all of them are anywhere, so a question phrased differently
-still matches; those matching more of the words come first, then ts_rank (weightier fields first).
+in its title, prompt or concepts, so a question phrased differently still matches; those matching
+more of the words come first, then ts_rank (title > prompt > concepts). Only when no question is
+about any of the words do answers come in: those containing all of them.
 Elsewhere (the SQLite development default): case-insensitive substring matches, scored by the same
 weights.
 """
@@ -75,29 +76,7 @@ def question_search(queryset: QuerySet, text: str) -> QuerySet:
     if not words:
         return queryset
     if connection.vendor == "postgresql":
-        # A question matches when one of the words is in what it is about (title, prompt or
-        # concepts) or all of them are somewhere, its answer included. Words are [a-z0-9]+ only,
-        # so they cannot inject tsquery operators.
-        about = " | ".join(f"{w}:ABC" for w in words)
-        query = SearchQuery(f"{about} | ({' & '.join(words)})", search_type="raw", config="english")
-        # ts_rank alone lets one common word in a title beat a question that matches most of what
-        # was typed; counting the distinct words matched first puts coverage before weight.
-        coverage = Value(0, output_field=IntegerField())
-        for word in words:
-            coverage = coverage + Case(
-                When(
-                    search_vector=SearchQuery(f"{word}:ABC", search_type="raw", config="english"),
-                    then=Value(1),
-                ),
-                default=Value(0),
-                output_field=IntegerField(),
-            )
-        rank_query = SearchQuery(" | ".join(words), search_type="raw", config="english")
-        return (
-            queryset.filter(search_vector=query)
-            .annotate(coverage=coverage, rank=SearchRank(F("search_vector"), rank_query))
-            .order_by("-coverage", "-rank", "slug")
-        )
+        return _postgres_search(queryset, words)
     words = [w for w in words if w not in STOP_WORDS and len(w) > 1] or words
     score = Value(0, output_field=IntegerField())
     for word in words:
@@ -113,3 +92,47 @@ def question_search(queryset: QuerySet, text: str) -> QuerySet:
         .filter(rank__gt=0)
         .order_by("-rank", "slug")
     )
+
+
+def _lexemes(words: list[str]) -> list[str]:
+    """The learner's words as PostgreSQL's English configuration indexes them: stemmed, without
+    stop words, so each costs one test per row rather than a parse."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT lexeme FROM unnest(to_tsvector('english', %s)) ORDER BY lexeme",
+            [" ".join(words)],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _postgres_search(queryset: QuerySet, words: list[str]) -> QuerySet:
+    # Lexemes are [a-z0-9]+ words after stemming, so they cannot inject tsquery operators; quoting
+    # them keeps the 'simple' configuration from touching them again.
+    lexemes = [lexeme for lexeme in _lexemes(words) if WORD_RE.fullmatch(lexeme)]
+    if not lexemes:
+        return queryset.none()
+
+    def query(operator: str) -> SearchQuery:
+        text = f" {operator} ".join(f"'{lexeme}'" for lexeme in lexemes)
+        return SearchQuery(text, search_type="raw", config="simple")
+
+    any_word = query("|")
+    about = queryset.filter(search_vector=any_word)
+    if not about.exists():
+        # Nothing is about these words: fall back to answers that contain every one of them.
+        # Answers are large (their vectors are TOASTed), so they are only searched when needed.
+        return queryset.filter(answer_vector=query("&")).order_by("slug")
+    # ts_rank alone lets one common word in a title beat a question that matches most of what
+    # was typed; counting the distinct words matched first puts coverage before weight.
+    coverage = Value(0, output_field=IntegerField())
+    for lexeme in lexemes:
+        coverage = coverage + Case(
+            When(
+                search_vector=SearchQuery(f"'{lexeme}'", search_type="raw", config="simple"), then=1
+            ),
+            default=0,
+            output_field=IntegerField(),
+        )
+    return about.annotate(
+        coverage=coverage, rank=SearchRank(F("search_vector"), any_word)
+    ).order_by("-coverage", "-rank", "slug")

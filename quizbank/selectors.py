@@ -4,7 +4,8 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 
 from .models import Application, Question, Topic
 
-LIST_DEFERRED = ["prompt", "answer", "why_asked", "concepts", "search_vector"]
+# A list row shows none of the long text; leaving it out keeps list queries narrow.
+LIST_DEFERRED = ["prompt", "answer", "why_asked", "concepts", "search_vector", "answer_vector"]
 
 
 def question_list(*, user: Any) -> QuerySet[Question]:
@@ -25,9 +26,10 @@ def _question_rows(user: Any) -> QuerySet[Question]:
 
 def question_detail_queryset(*, user: Any) -> QuerySet[Question]:
     return (
-        question_list(user=user)
+        _question_rows(user)
         .select_related("exercise")
         .prefetch_related("hints", "quick_checks")
+        .defer("search_vector", "answer_vector")
     )
 
 

@@ -250,7 +250,7 @@ def _save_record(
     question.answer = record["answer"]
     if question.status == Question.Status.PUBLISHED and question.published_at is None:
         question.published_at = timezone.now()
-    question.full_clean(exclude=["search_vector"])
+    question.full_clean(exclude=["search_vector", "answer_vector"])
     question.save()
     question.topics.set([topics[s] for s in meta["topics"]])
     question.applications.set([applications[s] for s in meta["applications"]])

@@ -190,3 +190,14 @@ def test_unsafe_methods_are_not_allowed_on_questions(api, staff, catalogue):
     assert api.delete("/api/questions/view/").status_code == 405
     assert api.post("/api/questions/", {"slug": "x"}).status_code == 405
     assert Question.objects.filter(slug="view").exists()
+
+
+def test_the_detail_runs_a_fixed_number_of_queries(api, django_assert_num_queries):
+    question = QuestionFactory(slug="counted", kind="code")
+    HintFactory.create_batch(3, question=question)
+    QuickCheckFactory.create_batch(2, question=question)
+    ExerciseFactory(question=question)
+    # question (+ topic, exercise), topics, applications, hints, quick checks
+    with django_assert_num_queries(5):
+        body = api.get("/api/questions/counted/").json()
+    assert body["prompt"] and body["answer"] and len(body["hints"]) == 3

@@ -85,16 +85,30 @@ def test_the_best_match_comes_first(api, text, expected):
     assert results and results[0] == expected, results
 
 
-def test_words_in_the_title_outrank_the_same_words_in_the_answer(api):
+def test_words_in_the_title_outrank_the_same_words_in_the_prompt(api):
     topic = TopicFactory(slug="other")
     QuestionFactory(
-        slug="answer-mentions",
-        title="Unrelated title",
-        answer="A note on broadcasting.",
+        slug="prompt-mentions",
+        title="Unrelated",
+        prompt="Explain broadcasting.",
         primary_topic=topic,
     )
     QuestionFactory(slug="title-mentions", title="Broadcasting rules", primary_topic=topic)
-    assert top(api, "broadcasting")[:2] == ["title-mentions", "answer-mentions"]
+    assert top(api, "broadcasting")[:2] == ["title-mentions", "prompt-mentions"]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the answer fallback is PostgreSQL's")
+def test_answers_are_searched_when_no_question_is_about_the_words(api):
+    topic = TopicFactory(slug="other")
+    QuestionFactory(
+        slug="in-the-answer",
+        title="Unrelated",
+        answer="Quantization trades precision for speed.",
+        primary_topic=topic,
+    )
+    assert top(api, "quantization precision") == ["in-the-answer"]
+    # an answer holding only some of the words is not enough
+    assert top(api, "quantization zebra") == []
 
 
 def test_search_combines_with_filters(api):
