@@ -2,7 +2,7 @@ from rest_framework import serializers
 
 from quizbank.models import Question
 
-from ..models import MAX_CODE_BYTES, Submission
+from ..models import Submission
 
 
 class CheckResultSerializer(serializers.Serializer):
@@ -50,14 +50,6 @@ class SubmissionCreateSerializer(serializers.Serializer):
         if not hasattr(question, "exercise"):
             raise serializers.ValidationError(f"{slug!r} has no code exercise to submit to.")
         return question
-
-    def validate_code(self, code: str) -> str:
-        size = len(code.encode("utf-8"))
-        if size > MAX_CODE_BYTES:
-            raise serializers.ValidationError(
-                f"The code is {size} bytes; the limit is {MAX_CODE_BYTES} bytes (64 KiB)."
-            )
-        return code
 
 
 class TopicMasterySerializer(serializers.Serializer):
