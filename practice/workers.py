@@ -16,6 +16,7 @@ GPU_HEARTBEAT_INDEX = "grader:gpu-workers"
 GPU_HEARTBEAT_TTL = 30
 
 _stop = threading.Event()
+_worker_name: str | None = None  # set once this process announces itself as a GPU worker
 
 
 def gpu_worker_online() -> bool:
@@ -49,14 +50,14 @@ def _start_heartbeat(sender=None, **kwargs):
         while not _stop.wait(GPU_HEARTBEAT_TTL / 3):
             announce_gpu_worker(name)
 
+    global _worker_name
+    _worker_name = name
     announce_gpu_worker(name)
     threading.Thread(target=beat, name="gpu-heartbeat", daemon=True).start()
-    _start_heartbeat.worker_name = name
 
 
 @worker_shutdown.connect
 def _stop_heartbeat(**kwargs):
     _stop.set()
-    name = getattr(_start_heartbeat, "worker_name", None)
-    if name:
-        withdraw_gpu_worker(name)
+    if _worker_name:
+        withdraw_gpu_worker(_worker_name)

@@ -147,11 +147,10 @@ def check_errors(check: Any) -> Errors:
         not compare or not all(isinstance(e, str) and e.strip() for e in compare)
     ):
         errors.append(("compare", "must be an expression or a non-empty list of expressions"))
-    for field in ("code",):
-        try:
-            compile(check[field], "<check>", "exec")
-        except SyntaxError as exc:
-            errors.append((field, f"is not valid Python: {exc.msg} (line {exc.lineno})"))
+    try:
+        compile(check["code"], "<check>", "exec")
+    except SyntaxError as exc:
+        errors.append(("code", f"is not valid Python: {exc.msg} (line {exc.lineno})"))
     for expression in [compare] if isinstance(compare, str) else compare:
         if isinstance(expression, str):
             try:

@@ -16,9 +16,11 @@ class Command(BaseCommand):
         parser.add_argument("--code-file", action="append", type=Path, default=[], dest="files")
         parser.add_argument("--reference", action="store_true", help="grade the reference solution")
         parser.add_argument("--starter", action="store_true", help="grade the starter code")
-        parser.add_argument("--json", action="store_true", help="print each verdict as JSON")
+        parser.add_argument(
+            "--json", action="store_true", dest="as_json", help="print each verdict as JSON"
+        )
 
-    def handle(self, *args, slug, files, reference, starter, json: bool, **options):
+    def handle(self, *args, slug, files, reference, starter, as_json, **options):
         question = Question.objects.select_related("exercise").filter(slug=slug).first()
         if question is None:
             raise CommandError(f"{slug}: slug: no such question")
@@ -41,8 +43,8 @@ class Command(BaseCommand):
         for label, code in entries:
             verdict = grading.grade(exercise, code)
             all_passed &= verdict["status"] == "passed"
-            if json:
-                self.stdout.write(_json_line({"file": label, **verdict}))
+            if as_json:
+                self.stdout.write(json.dumps({"file": label, **verdict}, sort_keys=True))
             else:
                 checks = verdict.get("checks", [])
                 passed = sum(c["status"] == "passed" for c in checks)
@@ -53,7 +55,3 @@ class Command(BaseCommand):
         grading.close_pools()
         if not all_passed:
             sys.exit(1)
-
-
-def _json_line(data) -> str:
-    return json.dumps(data, sort_keys=True)

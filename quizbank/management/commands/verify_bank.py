@@ -82,7 +82,7 @@ class Command(BaseCommand):
                 outcome.problems.append(
                     f"answer.md line {block.line}: {block_result.get('message', 'failed')}"
                 )
-        if result.get("status") not in ("passed",) and not outcome.problems:
+        if result.get("status") != "passed" and not outcome.problems:
             outcome.problems.append(f"answer.md: {result.get('message', result.get('status'))}")
 
     def grade_exercise(self, exercise, outcome: Outcome) -> None:
