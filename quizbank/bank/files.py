@@ -18,6 +18,7 @@ class Bank:
     taxonomy: dict[str, list[dict[str, Any]]] | None = None
     records: list[dict[str, Any]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    taxonomy_files: set[Path] = field(default_factory=set)
 
     def error(self, path: Path | str, field_name: str, reason: str) -> None:
         self.errors.append(f"{path}: {field_name}: {reason}")
@@ -91,8 +92,12 @@ def read_bank(paths: list[Path]) -> Bank:
         if not root.exists():
             bank.error(root, "(path)", "does not exist")
             continue
+        # A question folder given alone brings its bank's taxonomy, so it can be loaded by itself.
         taxonomy_path = root / TAXONOMY_FILE
-        if taxonomy_path.exists():
+        if not taxonomy_path.exists() and (root / "question.yaml").exists():
+            taxonomy_path = root.parent / TAXONOMY_FILE
+        if taxonomy_path.exists() and taxonomy_path.resolve() not in bank.taxonomy_files:
+            bank.taxonomy_files.add(taxonomy_path.resolve())
             data = _load_yaml(taxonomy_path, bank)
             if data is not None:
                 errors = _taxonomy_errors(data)
