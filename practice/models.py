@@ -9,8 +9,9 @@ from django.db.models.functions import Length
 from django.db.models.lookups import LessThanOrEqual
 from django.utils import timezone
 
-MAX_CODE_BYTES = 64 * 1024
-MAX_OUTPUT_CHARS = 8 * 1024
+from grader.limits import MAX_SOURCE_BYTES as MAX_CODE_BYTES
+from quizbank.models import Queue
+
 MAX_TRIES = 3
 
 
@@ -38,9 +39,7 @@ class Submission(models.Model):
 
     UNFINISHED = (Status.QUEUED, Status.RUNNING)
 
-    class Queue(models.TextChoices):
-        CPU = "cpu", "CPU"
-        GPU = "gpu", "GPU"
+    Queue = Queue
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions"

@@ -3,7 +3,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from practice import learning
+from practice.services import learning
 from practice.models import Activity
 from practice.selectors import _streaks
 from quizbank.tests.factories import QuestionFactory, QuickCheckFactory, TopicFactory

@@ -18,7 +18,7 @@ from django.db import connection
 from django.utils import timezone
 
 from practice.models import Submission
-from practice.services import submission_create, submission_sweep
+from practice.services.submissions import submission_create, submission_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOW_RIGHT = "import time\ntime.sleep(2.5)\n\ndef double(x):\n    return x * 2\n"
