@@ -66,9 +66,10 @@ def _uses(tree: ast.AST) -> Iterable[tuple[str, int]]:
             else:
                 continue
         head, _, rest = dotted.partition(".")
-        yield dotted, node.lineno
+        line = getattr(node, "lineno", 0)
+        yield dotted, line
         if head in aliases:
-            yield aliases[head] + ("." + rest if rest else ""), node.lineno
+            yield aliases[head] + ("." + rest if rest else ""), line
 
 
 def _matches(used: str, rule: str) -> bool:

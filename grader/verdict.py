@@ -154,7 +154,12 @@ def grade(
             }
         )
     skipped = sum(reference.skipped)
-    common = {"checks": entries, "output": outcome.output, "seconds": seconds, "skipped": skipped}
+    common: dict[str, Any] = {
+        "checks": entries,
+        "output": outcome.output,
+        "seconds": seconds,
+        "skipped": skipped,
+    }
     if ending:
         return result(*ending, **common)
     failed = [entry["name"] for entry in entries if entry["status"] not in ("passed", "skipped")]

@@ -8,9 +8,8 @@ from typing import Any
 
 from django.conf import settings
 
+from grader import SandboxPool
 from quizbank.models import Exercise
-
-from .sandbox import SandboxPool
 
 _pools: dict[str, SandboxPool] = {}
 _lock = threading.Lock()
@@ -21,7 +20,9 @@ def sandbox_pool(kind: str = "cpu") -> SandboxPool:
         pool = _pools.get(kind)
         if pool is None:
             slots = settings.GRADER_SLOTS if kind == "cpu" else 1
-            pool = SandboxPool(python=settings.GRADER_PYTHON, slots=slots, kind=kind)
+            pool = SandboxPool(
+                python=settings.GRADER_PYTHON, slots=slots, kind="gpu" if kind == "gpu" else "cpu"
+            )
             _pools[kind] = pool
         return pool
 

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -9,6 +7,7 @@ from django.db.models.functions import Length
 from django.db.models.lookups import LessThanOrEqual
 from django.utils import timezone
 
+from accounts.models import Visitor
 from grader.limits import MAX_SOURCE_BYTES as MAX_CODE_BYTES
 from quizbank.models import Queue
 
@@ -16,7 +15,7 @@ MAX_TRIES = 3
 
 
 class SubmissionQuerySet(models.QuerySet["Submission"]):
-    def visible_to(self, user: Any) -> SubmissionQuerySet:
+    def visible_to(self, user: Visitor) -> SubmissionQuerySet:
         """The one access rule for submissions: a learner sees their own, and only their own."""
         if user is None or not user.is_authenticated:
             return self.none()
@@ -108,7 +107,7 @@ class OwnedQuerySet(models.QuerySet):
     """The access rule of a learner's own rows (progress, reviews, bookmarks, notes, activity):
     each user sees theirs and nobody else's; an anonymous visitor has none."""
 
-    def visible_to(self, user: Any) -> OwnedQuerySet:
+    def visible_to(self, user: Visitor) -> OwnedQuerySet:
         if user is None or not user.is_authenticated:
             return self.none()
         return self.filter(user=user)

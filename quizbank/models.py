@@ -10,6 +10,7 @@ from django.db.models import Q
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
+from accounts.models import Visitor
 from grader import limits
 
 
@@ -43,7 +44,7 @@ class QuestionQuerySet(models.QuerySet["Question"]):
     def published(self) -> QuestionQuerySet:
         return self.filter(status=Question.Status.PUBLISHED)
 
-    def visible_to(self, user: Any) -> QuestionQuerySet:
+    def visible_to(self, user: Visitor) -> QuestionQuerySet:
         """The one permission rule for questions: learners see published ones, staff see all."""
         if user is not None and user.is_authenticated and user.is_staff:
             return self.all()

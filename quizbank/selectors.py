@@ -3,18 +3,20 @@ from typing import Any
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.http import Http404
 
+from accounts.models import Visitor
+
 from .models import Application, Exercise, Question, QuickCheck, Topic
 
 # A list row shows none of the long text; leaving it out keeps list queries narrow.
 LIST_DEFERRED = ["prompt", "answer", "why_asked", "concepts", "search_vector", "answer_vector"]
 
 
-def question_list(*, user: Any) -> QuerySet[Question]:
+def question_list(*, user: Visitor) -> QuerySet[Question]:
     """Questions the user may see, with what a list row shows, in a fixed number of queries."""
     return _question_rows(user).defer(*LIST_DEFERRED)
 
 
-def _question_rows(user: Any) -> QuerySet[Question]:
+def _question_rows(user: Visitor) -> QuerySet[Question]:
     return (
         Question.objects.visible_to(user)
         .select_related("primary_topic")
@@ -25,7 +27,7 @@ def _question_rows(user: Any) -> QuerySet[Question]:
     )
 
 
-def question_detail_queryset(*, user: Any) -> QuerySet[Question]:
+def question_detail_queryset(*, user: Visitor) -> QuerySet[Question]:
     return (
         _question_rows(user)
         .select_related("exercise")
@@ -34,7 +36,7 @@ def question_detail_queryset(*, user: Any) -> QuerySet[Question]:
     )
 
 
-def question_get(*, user: Any, slug: str, related: tuple[str, ...] = ()) -> Question:
+def question_get(*, user: Visitor, slug: str, related: tuple[str, ...] = ()) -> Question:
     """The question `slug` if `user` may see it, else Http404: the one access check for a
     question, used by pages, API and services alike."""
     queryset = Question.objects.visible_to(user)
@@ -46,7 +48,7 @@ def question_get(*, user: Any, slug: str, related: tuple[str, ...] = ()) -> Ques
     return question
 
 
-def question_page_get(*, user: Any, slug: str | None = None, pk: int | None = None) -> Question:
+def question_page_get(*, user: Visitor, slug: str | None = None, pk: int | None = None) -> Question:
     """A visible question with everything its page shows (hints, quick checks, exercise)."""
     lookup = {"slug": slug} if slug is not None else {"pk": pk}
     question = question_detail_queryset(user=user).filter(**lookup).first()
@@ -55,7 +57,7 @@ def question_page_get(*, user: Any, slug: str | None = None, pk: int | None = No
     return question
 
 
-def exercise_get(*, user: Any, slug: str) -> Exercise:
+def exercise_get(*, user: Visitor, slug: str) -> Exercise:
     """The exercise of the visible question `slug`, else Http404 (no such question, or it has
     no code exercise)."""
     question = question_get(user=user, slug=slug, related=("exercise",))
@@ -65,7 +67,7 @@ def exercise_get(*, user: Any, slug: str) -> Exercise:
     return exercise
 
 
-def quick_check_get(*, user: Any, pk: int, slug: str | None = None) -> QuickCheck:
+def quick_check_get(*, user: Visitor, pk: int, slug: str | None = None) -> QuickCheck:
     """A quick check of a question `user` may see (of question `slug` when given), else Http404."""
     questions = Question.objects.visible_to(user)
     if slug is not None:
@@ -108,7 +110,7 @@ def question_facets(filterset: Any) -> dict[str, list[dict[str, Any]]]:
         ids = filterset.queryset_without(name).order_by().values("pk")
         rows = model.objects.annotate(
             count=Count("questions", filter=Q(questions__in=ids))
-        ).order_by(*model._meta.ordering)
+        ).order_by(*(model._meta.ordering or []))
         facets[name] = [{"value": r.slug, "label": r.name, "count": r.count} for r in rows]
     for name, choices in (
         ("difficulty", Question.Difficulty.choices),

@@ -7,6 +7,7 @@ SECRET_KEY and ALLOWED_HOSTS, or start-up fails loudly.
 
 import os
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -133,7 +134,7 @@ LOGIN_FAILURE_WINDOW = int(os.environ.get("LOGIN_FAILURE_WINDOW", "900"))
 EMAIL_BACKEND_PATH = os.environ.get(
     "EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend"
 )
-MAILERS = {"default": {"BACKEND": EMAIL_BACKEND_PATH}}
+MAILERS: dict[str, dict[str, Any]] = {"default": {"BACKEND": EMAIL_BACKEND_PATH}}
 if EMAIL_BACKEND_PATH == "django.core.mail.backends.smtp.EmailBackend":
     MAILERS["default"]["OPTIONS"] = {
         "host": os.environ.get("EMAIL_HOST", "localhost"),

@@ -7,8 +7,13 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 
 from quizbank import selectors as bank_selectors
-from quizbank.api.serializers import QuickCheckAnswerSerializer, QuickCheckResultSerializer
+from quizbank.api.serializers import (
+    QuickCheckAnswerSerializer,
+    QuickCheckListSerializer,
+    QuickCheckResultSerializer,
+)
 from quizbank.api.views import QuestionViewSet
+from quizbank.models import Question, QuickCheck
 
 from .. import selectors
 from ..filters import LearnerQuestionFilter
@@ -18,7 +23,7 @@ from .serializers import ProgressSerializer, SubmissionCreateSerializer, Submiss
 
 
 class LearnerQuestionViewSet(QuestionViewSet):
-    __doc__ = QuestionViewSet.__doc__ + (
+    __doc__ = (QuestionViewSet.__doc__ or "") + (
         "\n\nSigned in, also filter by your `progress` and `bookmarked` questions."
     )
     filterset_class = LearnerQuestionFilter
@@ -70,12 +75,24 @@ class ProgressViewSet(viewsets.ViewSet):
         return Response(ProgressSerializer(summary).data)
 
 
-class QuickCheckViewSet(viewsets.GenericViewSet):
-    """Answer a quick check: anyone may try; the right answer and explanation come back. A
-    signed-in learner's answer is recorded, and a wrong one puts the question up for review."""
+class QuickCheckViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
+    """Quick checks of the questions you may see (`?question=<slug>` for one question's), without
+    their answers. POST an answer to `answer/`: anyone may try; the right answer and explanation
+    come back. A signed-in learner's answer is recorded, and a wrong one puts the question up for
+    review."""
 
     permission_classes = [permissions.AllowAny]
     lookup_value_regex = r"\d+"
+    serializer_class = QuickCheckListSerializer
+
+    def get_queryset(self):
+        checks = QuickCheck.objects.filter(
+            question__in=Question.objects.visible_to(self.request.user)
+        ).select_related("question")
+        slug = self.request.query_params.get("question")
+        if slug:
+            checks = checks.filter(question__slug=slug)
+        return checks.order_by("question__slug", "order")
 
     @extend_schema(request=QuickCheckAnswerSerializer, responses=QuickCheckResultSerializer)
     @action(detail=True, methods=["post"])

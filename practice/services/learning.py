@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.models import User
 from quizbank.models import Question, QuickCheck
 
 from ..models import (
@@ -47,7 +48,7 @@ FAILED_VERDICTS = frozenset(
 )
 
 
-def _progress(*, user: Any, question: Question, now: datetime) -> QuestionProgress:
+def _progress(*, user: User, question: Question, now: datetime) -> QuestionProgress:
     progress, _ = QuestionProgress.objects.select_for_update().get_or_create(
         user=user, question=question, defaults={"started_at": now, "last_activity_at": now}
     )
@@ -62,7 +63,7 @@ def _solve(progress: QuestionProgress, *, now: datetime) -> None:
 
 
 def _schedule(
-    *, user: Any, question: Question, rating: int, now: datetime, automatic: bool = False
+    *, user: User, question: Question, rating: int, now: datetime, automatic: bool = False
 ) -> ReviewCard:
     """Review the learner's card for `question` with `rating`, creating the card if needed.
 
@@ -100,7 +101,7 @@ def _schedule(
 
 
 @transaction.atomic
-def hint_reveal(*, user: Any, question: Question, order: int) -> QuestionProgress:
+def hint_reveal(*, user: User, question: Question, order: int) -> QuestionProgress:
     """Record that the learner revealed hints 1..`order` (1-based). Revealing one again is not a
     new activity. Raises ValidationError when the question has no such hint."""
     count = question.hints.count()
@@ -118,7 +119,7 @@ def hint_reveal(*, user: Any, question: Question, order: int) -> QuestionProgres
 
 
 @transaction.atomic
-def answer_reveal(*, user: Any, question: Question) -> QuestionProgress:
+def answer_reveal(*, user: User, question: Question) -> QuestionProgress:
     now = timezone.now()
     progress = _progress(user=user, question=question, now=now)
     if not progress.answer_revealed:
@@ -130,7 +131,7 @@ def answer_reveal(*, user: Any, question: Question) -> QuestionProgress:
     return progress
 
 
-def quick_check_answer(*, user: Any, check: QuickCheck, response: Any) -> dict[str, Any]:
+def quick_check_answer(*, user: User, check: QuickCheck, response: Any) -> dict[str, Any]:
     """Grade an answer to a quick check; for a signed-in learner, record it, and a wrong answer
     puts the question in their review queue as "again". Anyone may call this."""
     correct = check.is_correct(response)
@@ -156,7 +157,7 @@ def quick_check_answer(*, user: Any, check: QuickCheck, response: Any) -> dict[s
 
 
 @transaction.atomic
-def review_rate(*, user: Any, question: Question, rating: int) -> ReviewCard:
+def review_rate(*, user: User, question: Question, rating: int) -> ReviewCard:
     """The learner rates how well they recalled the answer; FSRS schedules the next review.
     Rating a concept question good or easy solves it (a code question is solved by passing)."""
     if rating not in Rating.values:
@@ -198,7 +199,7 @@ def verdict_record(*, submission: Submission) -> None:
 
 
 @transaction.atomic
-def bookmark_toggle(*, user: Any, question: Question) -> bool:
+def bookmark_toggle(*, user: User, question: Question) -> bool:
     """Bookmark the question, or remove the bookmark; returns whether it is now bookmarked."""
     deleted, _ = Bookmark.objects.filter(user=user, question=question).delete()
     if deleted:
@@ -207,7 +208,7 @@ def bookmark_toggle(*, user: Any, question: Question) -> bool:
     return True
 
 
-def note_save(*, user: Any, question: Question, text: str) -> Note | None:
+def note_save(*, user: User, question: Question, text: str) -> Note | None:
     """Keep the learner's private note on a question; an empty note is deleted."""
     text = text.strip()
     if len(text) > MAX_NOTE_CHARS:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from datetime import timedelta
 from typing import Any
@@ -11,6 +12,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.models import User
+from grader.jobs import JobError
 from grader.limits import MAX_OUTPUT_CHARS
 from quizbank.models import Question
 
@@ -29,7 +32,7 @@ GRADED_ON_CPU = (
 )
 
 
-def submission_create(*, user: Any, question: Question, code: str) -> Submission:
+def submission_create(*, user: User, question: Question, code: str) -> Submission:
     """Store a submission and enqueue its grading once the row is committed.
 
     Preconditions: `question` is visible to `user`. Raises ValidationError naming the field."""
@@ -39,9 +42,7 @@ def submission_create(*, user: Any, question: Question, code: str) -> Submission
     size = len(code.encode("utf-8"))
     if size > MAX_CODE_BYTES:
         raise ValidationError(
-            {
-                "code": f"The code is {size} bytes; the limit is {MAX_CODE_BYTES} bytes ({MAX_CODE_BYTES >> 10} KiB)."
-            }
+            {"code": f"The code is {size} bytes; the limit is {MAX_CODE_BYTES >> 10} KiB."}
         )
     if not code.strip():
         raise ValidationError({"code": "The code is empty."})
@@ -94,7 +95,21 @@ def submission_grade(*, submission_id: int, worker: str) -> Submission | None:
         )
         submission.save(update_fields=["status", "tries", "worker", "started_at", "deadline_at"])
 
-    verdict = grader_client.grade(exercise, submission.code)
+    learners_fault = True
+    try:
+        verdict = grader_client.grade(exercise, submission.code)
+    except JobError as exc:
+        learners_fault = False
+        # The exercise itself is broken (saved past validation, or a bank bug): the learner gets a
+        # final answer at once, and the curators a log line naming the exercise.
+        log.error("exercise %s cannot be graded: %s", submission.question.slug, exc)
+        verdict = {
+            "status": Submission.Status.ERROR,
+            "message": (
+                "This exercise cannot be graded right now: it is being fixed. Your code was kept; "
+                f"submit again later. (Reason: {exc})"
+            ),
+        }
     submission.status = verdict["status"]
     submission.checks = [
         {
@@ -113,7 +128,8 @@ def submission_grade(*, submission_id: int, worker: str) -> Submission | None:
     submission.finished_at = timezone.now()
     submission.deadline_at = None
     submission.save()
-    learning.verdict_record(submission=submission)
+    if learners_fault:  # a broken exercise is never scored against the learner
+        learning.verdict_record(submission=submission)
     return submission
 
 
@@ -145,7 +161,7 @@ def submission_sweep(*, now: Any = None) -> dict[str, int]:
                 submission.tries += 1
                 _mark_queued(submission, now=now)
                 pk, queue = submission.pk, submission.queue
-                transaction.on_commit(lambda pk=pk, queue=queue: _enqueue(pk, queue))
+                transaction.on_commit(functools.partial(_enqueue, pk, queue))
                 requeued += 1
             submission.save()
     if requeued or failed:

@@ -3,8 +3,8 @@ partial updates, and a number of queries that does not grow with the page."""
 
 import pytest
 
-from practice.services import learning
 from practice.models import Activity
+from practice.services import learning
 from quizbank.tests.factories import ApplicationFactory, QuestionFactory, TopicFactory
 
 pytestmark = pytest.mark.django_db

@@ -213,3 +213,12 @@ def test_restarting_redis_under_load_loses_nothing(user, exercise, worker, redis
     statuses = set(Submission.objects.values_list("status", flat=True))
     assert statuses == {"passed"}, statuses
     assert Submission.objects.count() == len(submissions) + len(more)
+
+
+def test_a_job_the_grader_refuses_ends_in_error_through_celery(user, exercise, worker):
+    type(exercise).objects.filter(pk=exercise.pk).update(checks=[{"name": "no compare"}])
+    worker()
+    submission = submission_create(user=user, question=exercise.question, code=RIGHT)
+    wait_for(lambda: status(submission) not in ("queued", "running"), "a verdict", 120)
+    assert submission.status == "error"
+    assert "cannot be graded right now" in submission.message

@@ -8,6 +8,7 @@ them to sign in and sends them back to the question afterwards."""
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import Any, cast
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -20,6 +21,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
 
 from quizbank import selectors as bank_selectors
 from quizbank.models import Question, QuickCheck
@@ -154,7 +156,7 @@ def note(request, slug: str):
             form.add_error("text", error.message_dict["text"])
     if not request.htmx:
         if form.errors:
-            messages.error(request, " ".join(form.errors["text"]))
+            messages.error(request, " ".join(str(e) for e in form.errors["text"]))
         return redirect(f"{_question_url(question)}#note")
     # After an error the box keeps what was typed; after a save it shows what was kept.
     text = request.POST.get("text", "") if form.errors else (saved.text if saved else "")
@@ -164,9 +166,8 @@ def note(request, slug: str):
 
 def _throttled(request) -> bool:
     # The same budget as POST /api/submissions/: one cache key per user across both.
-    return not ScopedRateThrottle().allow_request(
-        request, SimpleNamespace(throttle_scope="submissions")
-    )
+    view = cast(APIView, SimpleNamespace(throttle_scope="submissions"))
+    return not ScopedRateThrottle().allow_request(request, view)
 
 
 @require_POST
@@ -189,12 +190,12 @@ def submit(request, slug: str):
             # Without a broker the verdict is already there; with one this is the queued row.
             submission.refresh_from_db()
     else:
-        error = " ".join(form.errors["code"])
+        error = " ".join(str(e) for e in form.errors["code"])
     if not request.htmx:
         if error:
             messages.error(request, error)
         return redirect(f"{_question_url(question)}#exercise")
-    context = {"submission": submission, "error": error, "question": question}
+    context: dict[str, Any] = {"submission": submission, "error": error, "question": question}
     if submission is not None:
         context["submissions"] = selectors.submission_list(user=request.user, question=question)
     return render(request, "practice/_verdict.html", context)
@@ -206,7 +207,7 @@ def submission_detail(request, pk: int):
     submission = selectors.submission_get(user=request.user, pk=pk)
     if submission is None:
         raise Http404("No such submission.")
-    context = {"submission": submission, "question": submission.question}
+    context: dict[str, Any] = {"submission": submission, "question": submission.question}
     if not request.htmx:
         return render(request, "practice/submission.html", context)
     if submission.finished:

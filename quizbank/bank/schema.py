@@ -173,7 +173,7 @@ def check_errors(check: Any) -> Errors:
 def exercise_errors(exercise: dict[str, Any]) -> Errors:
     """Errors of an exercise: `meta` is exercise.yaml's content, the rest are the code files."""
     errors: Errors = []
-    meta = exercise.get("meta")
+    meta: Any = exercise.get("meta")
     errors += [
         (f"exercise.yaml: {f}", r)
         for f, r in _keys_errors(meta, EXERCISE_KEYS, EXERCISE_OPTIONAL_KEYS)
@@ -274,7 +274,7 @@ def _grader_errors(exercise: dict[str, Any]) -> Errors:
 
 def record_errors(record: dict[str, Any], *, topics: set[str], applications: set[str]) -> Errors:
     """Everything wrong with one question record. Field names are prefixed with their file."""
-    meta = record.get("question")
+    meta: Any = record.get("question")
     errors = [
         (f"question.yaml: {f}", r)
         for f, r in _keys_errors(meta, QUESTION_KEYS, QUESTION_OPTIONAL_KEYS)
