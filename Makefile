@@ -39,6 +39,7 @@ test: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 verify-bank: setup
 	$(MANAGE) migrate --noinput

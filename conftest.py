@@ -8,15 +8,17 @@ def api():
 
 
 @pytest.fixture
-def user(django_user_model):
-    return django_user_model.objects.create_user("learner", password="a-long-test-password")
+def user(db):
+    from accounts.tests.factories import UserFactory
+
+    return UserFactory(username="learner")
 
 
 @pytest.fixture
-def staff(django_user_model):
-    return django_user_model.objects.create_user(
-        "curator", password="a-long-test-password", is_staff=True
-    )
+def staff(db):
+    from accounts.tests.factories import UserFactory
+
+    return UserFactory(username="curator", is_staff=True)
 
 
 @pytest.fixture(autouse=True)

@@ -1,5 +1,9 @@
+from __future__ import annotations
+
+from typing import TypeAlias
+
 from django.conf import settings
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import AbstractUser, AnonymousUser
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
@@ -8,6 +12,11 @@ class User(AbstractUser):
     """The site's user. Custom from the first migration so it can grow without a painful swap."""
 
     email = models.EmailField("email address", blank=True)
+
+
+# Who is asking: a signed-in user or an anonymous visitor. Selectors and access checks take either
+# (None counts as anonymous); services that write a learner's rows take a User.
+Visitor: TypeAlias = "User | AnonymousUser | None"
 
 
 class Profile(models.Model):

@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
-from .models import Profile
+from .models import Profile, User
 
 
 @transaction.atomic
@@ -24,7 +24,7 @@ def account_create(*, username: str, email: str, password: str) -> Any:
 
 
 @transaction.atomic
-def profile_update(*, user: Any, display_name: str, daily_goal: int, email: str) -> Profile:
+def profile_update(*, user: User, display_name: str, daily_goal: int, email: str) -> Profile:
     profile, _ = Profile.objects.get_or_create(user=user)
     profile.display_name = display_name
     profile.daily_goal = daily_goal
@@ -37,12 +37,12 @@ def profile_update(*, user: Any, display_name: str, daily_goal: int, email: str)
 
 
 @transaction.atomic
-def token_create(*, user: Any) -> Token:
+def token_create(*, user: User) -> Token:
     """A new API token for the user; it replaces (revokes) the one they had, if any."""
     Token.objects.filter(user=user).delete()
     return Token.objects.create(user=user)
 
 
-def token_revoke(*, user: Any) -> bool:
+def token_revoke(*, user: User) -> bool:
     deleted, _ = Token.objects.filter(user=user).delete()
     return bool(deleted)

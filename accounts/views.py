@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
@@ -14,7 +15,7 @@ from .forms import LoginForm, ProfileForm, SignupForm
 from .models import Profile
 
 
-def _next_url(request, default="quizbank:home"):
+def _next_url(request, default=settings.LOGIN_REDIRECT_URL):
     target = request.POST.get("next") or request.GET.get("next") or ""
     if url_has_allowed_host_and_scheme(
         target, allowed_hosts={request.get_host()}, require_https=request.is_secure()

@@ -98,7 +98,7 @@ def main() -> None:
     parser.add_argument("--slots", type=int, default=2)
     args = parser.parse_args()
 
-    from practice.sandbox import SandboxPool
+    from grader import SandboxPool
 
     python = os.environ.get("GRADER_PYTHON", str(ROOT / ".venv-grader" / "bin" / "python"))
     print(f"grading one exercise with {len(CHECKS)} checks; {os.cpu_count()} CPUs\n")

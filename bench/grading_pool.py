@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from practice.sandbox import SandboxPool  # noqa: E402
+from grader import SandboxPool  # noqa: E402
 
 SOLUTION = '''
 import torch

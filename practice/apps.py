@@ -3,4 +3,15 @@ from django.apps import AppConfig
 
 class PracticeConfig(AppConfig):
     name = "practice"
+    url_prefix = ""
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from quizbank.api_router import router
+
+        from .api import views
+
+        router.register("questions", views.LearnerQuestionViewSet, basename="question")
+        router.register("quick-checks", views.QuickCheckViewSet, basename="quick-check")
+        router.register("submissions", views.SubmissionViewSet, basename="submission")
+        router.register("progress", views.ProgressViewSet, basename="progress")

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -9,13 +7,15 @@ from django.db.models.functions import Length
 from django.db.models.lookups import LessThanOrEqual
 from django.utils import timezone
 
-MAX_CODE_BYTES = 64 * 1024
-MAX_OUTPUT_CHARS = 8 * 1024
+from accounts.models import Visitor
+from grader.limits import MAX_SOURCE_BYTES as MAX_CODE_BYTES
+from quizbank.models import Queue
+
 MAX_TRIES = 3
 
 
 class SubmissionQuerySet(models.QuerySet["Submission"]):
-    def visible_to(self, user: Any) -> SubmissionQuerySet:
+    def visible_to(self, user: Visitor) -> SubmissionQuerySet:
         """The one access rule for submissions: a learner sees their own, and only their own."""
         if user is None or not user.is_authenticated:
             return self.none()
@@ -38,9 +38,7 @@ class Submission(models.Model):
 
     UNFINISHED = (Status.QUEUED, Status.RUNNING)
 
-    class Queue(models.TextChoices):
-        CPU = "cpu", "CPU"
-        GPU = "gpu", "GPU"
+    Queue = Queue
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions"
@@ -109,7 +107,7 @@ class OwnedQuerySet(models.QuerySet):
     """The access rule of a learner's own rows (progress, reviews, bookmarks, notes, activity):
     each user sees theirs and nobody else's; an anonymous visitor has none."""
 
-    def visible_to(self, user: Any) -> OwnedQuerySet:
+    def visible_to(self, user: Visitor) -> OwnedQuerySet:
         if user is None or not user.is_authenticated:
             return self.none()
         return self.filter(user=user)

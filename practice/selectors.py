@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Any
+from typing import Any, TypeGuard
 
 from django.conf import settings
 from django.db import models
@@ -24,6 +24,7 @@ from django.db.models import Value as V
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
+from accounts.models import User, Visitor
 from quizbank.models import Question, Topic
 
 from . import workers
@@ -48,14 +49,14 @@ class LearnerState(models.TextChoices):
     NOT_STARTED = "not_started", "Not started"
 
 
-def _signed_in(user: Any) -> bool:
+def _signed_in(user: Visitor) -> TypeGuard[User]:
     return user is not None and user.is_authenticated
 
 
 # -- the question list -------------------------------------------------------------------------
 
 
-def with_learner_state(queryset: QuerySet[Question], *, user: Any) -> QuerySet[Question]:
+def with_learner_state(queryset: QuerySet[Question], *, user: Visitor) -> QuerySet[Question]:
     """Annotate each question with the learner's `progress_state` (None: not started) and
     whether they `bookmarked` it; no extra query per row."""
     if not _signed_in(user):
@@ -68,14 +69,14 @@ def with_learner_state(queryset: QuerySet[Question], *, user: Any) -> QuerySet[Q
 
 
 def filter_by_state(
-    queryset: QuerySet[Question], *, user: Any, states: list[str]
+    queryset: QuerySet[Question], *, user: Visitor, states: list[str]
 ) -> QuerySet[Question]:
     """Questions the learner has solved, attempted (not solved yet) or not started; any of
     `states`. Anonymous visitors have no progress, so for them this filters nothing."""
     if not _signed_in(user) or not states:
         return queryset
     progress = QuestionProgress.objects.filter(user=user, question=OuterRef("pk"))
-    condition = Q()
+    condition: Any = Q()
     if LearnerState.SOLVED in states:
         condition |= Exists(progress.filter(state=QuestionProgress.State.SOLVED))
     if LearnerState.ATTEMPTED in states:
@@ -85,14 +86,14 @@ def filter_by_state(
     return queryset.filter(condition)
 
 
-def filter_bookmarked(queryset: QuerySet[Question], *, user: Any, value: bool | None):
+def filter_bookmarked(queryset: QuerySet[Question], *, user: Visitor, value: bool | None):
     if not _signed_in(user) or value is None:
         return queryset
     bookmarks = Exists(Bookmark.objects.filter(user=user, question=OuterRef("pk")))
     return queryset.filter(bookmarks if value else ~bookmarks)
 
 
-def state_counts(queryset: QuerySet[Question], *, user: Any) -> dict[str, int]:
+def state_counts(queryset: QuerySet[Question], *, user: User) -> dict[str, int]:
     """How many of `queryset` the learner solved, attempted and not started, in one query."""
     progress = QuestionProgress.objects.filter(user=user, question=OuterRef("pk"))
     return queryset.order_by().aggregate(
@@ -102,7 +103,7 @@ def state_counts(queryset: QuerySet[Question], *, user: Any) -> dict[str, int]:
     )
 
 
-def bookmarked_count(queryset: QuerySet[Question], *, user: Any) -> int:
+def bookmarked_count(queryset: QuerySet[Question], *, user: User) -> int:
     bookmarks = Bookmark.objects.filter(user=user, question=OuterRef("pk"))
     return queryset.order_by().filter(Exists(bookmarks)).count()
 
@@ -129,7 +130,7 @@ class QuestionState:
         return bool(self.progress and self.progress.answer_revealed)
 
 
-def question_state(*, user: Any, question: Question) -> QuestionState:
+def question_state(*, user: Visitor, question: Question) -> QuestionState:
     if not _signed_in(user):
         return QuestionState()
     mine = {"user": user, "question": question}
@@ -145,19 +146,19 @@ def question_state(*, user: Any, question: Question) -> QuestionState:
     )
 
 
-def submission_list(*, user: Any, question: Question) -> QuerySet[Submission]:
+def submission_list(*, user: Visitor, question: Question) -> QuerySet[Submission]:
     """The learner's latest submissions to a question, newest first."""
     return Submission.objects.visible_to(user).filter(question=question)[:PREVIOUS_SUBMISSIONS]
 
 
-def submission_get(*, user: Any, pk: int) -> Submission | None:
+def submission_get(*, user: Visitor, pk: int) -> Submission | None:
     return Submission.objects.visible_to(user).select_related("question").filter(pk=pk).first()
 
 
 # -- what to do next ---------------------------------------------------------------------------
 
 
-def due_reviews(*, user: Any, now: Any = None) -> QuerySet[ReviewCard]:
+def due_reviews(*, user: Visitor, now: Any = None) -> QuerySet[ReviewCard]:
     """The learner's review cards that are due, most overdue first, on questions they may see."""
     now = now or timezone.now()
     return (
@@ -168,13 +169,13 @@ def due_reviews(*, user: Any, now: Any = None) -> QuerySet[ReviewCard]:
     )
 
 
-def next_review_at(*, user: Any, now: Any = None):
+def next_review_at(*, user: Visitor, now: Any = None):
     now = now or timezone.now()
     card = ReviewCard.objects.visible_to(user).filter(due__gt=now).order_by("due").first()
     return card.due if card else None
 
 
-def question_in_progress(*, user: Any) -> Question | None:
+def question_in_progress(*, user: Visitor) -> Question | None:
     """The question the learner last worked on without solving it."""
     row = (
         QuestionProgress.objects.visible_to(user)
@@ -186,7 +187,7 @@ def question_in_progress(*, user: Any) -> Question | None:
     return row.question if row else None
 
 
-def question_suggested(*, user: Any) -> Question | None:
+def question_suggested(*, user: Visitor) -> Question | None:
     """A question to start next: one not started yet, in the topic the learner was last working
     in if it has any left, easiest first, then in syllabus order."""
     candidates = Question.objects.published().select_related("primary_topic")
@@ -215,7 +216,7 @@ def question_suggested(*, user: Any) -> Question | None:
 # -- progress ----------------------------------------------------------------------------------
 
 
-def _active_days(user: Any) -> dict[date, int]:
+def _active_days(user: Visitor) -> dict[date, int]:
     rows = (
         Activity.objects.visible_to(user)
         .annotate(day=TruncDate("created_at"))
@@ -258,7 +259,7 @@ def _heatmap(counts: dict[date, int], today: date) -> list[list[dict[str, Any]]]
     return weeks
 
 
-def _topic_mastery(user: Any) -> list[dict[str, Any]]:
+def _topic_mastery(user: Visitor) -> list[dict[str, Any]]:
     published = Question.objects.published()
     rows = published.order_by().values("topics").annotate(n=Count("pk"))
     totals = {row["topics"]: row["n"] for row in rows}
@@ -297,14 +298,14 @@ def _describe(activity: Activity) -> str:
         return f"Revealed hint {activity.hint_order}"
     if activity.kind == kind.QUICK_CHECK:
         return "Answered a quick check " + ("right" if activity.correct else "wrong")
-    if activity.kind == kind.RATING:
+    if activity.kind == kind.RATING and activity.rating is not None:
         return f"Rated recall: {Activity.Rating(activity.rating).label.lower()}"
     if activity.kind == kind.SUBMISSION:
         return "Code passed" if activity.correct else "Code did not pass"
     return activity.get_kind_display()
 
 
-def activity_recent(*, user: Any, limit: int = RECENT_ACTIVITY) -> list[dict[str, Any]]:
+def activity_recent(*, user: Visitor, limit: int = RECENT_ACTIVITY) -> list[dict[str, Any]]:
     rows = Activity.objects.visible_to(user).select_related("question")[:limit]
     return [
         {
@@ -319,7 +320,7 @@ def activity_recent(*, user: Any, limit: int = RECENT_ACTIVITY) -> list[dict[str
     ]
 
 
-def activity_today(*, user: Any) -> int:
+def activity_today(*, user: Visitor) -> int:
     """The number of questions practised today (the daily goal counts questions, not clicks)."""
     start = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
     return (
@@ -331,7 +332,7 @@ def activity_today(*, user: Any) -> int:
     )
 
 
-def progress_summary(*, user: Any) -> dict[str, Any]:
+def progress_summary(*, user: Visitor) -> dict[str, Any]:
     """The dashboard's figures, and GET /api/progress/'s: per-topic mastery, activity per day,
     streaks, totals and the most recent activity."""
     today = timezone.localdate()
@@ -373,6 +374,6 @@ def gpu_queue_state() -> dict[str, bool]:
     }
 
 
-def streak_current(*, user: Any) -> int:
+def streak_current(*, user: Visitor) -> int:
     current, _ = _streaks(set(_active_days(user)), timezone.localdate())
     return current

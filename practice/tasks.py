@@ -1,9 +1,13 @@
 from celery import shared_task
 
-from . import services
+from .services import submissions
+
+# Tasks have explicit names, so messages in the broker and the beat schedule in settings do not
+# depend on where the code lives.
 
 
 @shared_task(
+    name="submissions.grade",
     acks_late=True,
     reject_on_worker_lost=True,
     soft_time_limit=150,
@@ -14,9 +18,9 @@ def grade_submission(submission_id: int) -> None:
     from celery import current_task
 
     worker = getattr(current_task.request, "hostname", None) or "in-process"
-    services.submission_grade(submission_id=submission_id, worker=worker)
+    submissions.submission_grade(submission_id=submission_id, worker=worker)
 
 
-@shared_task(ignore_result=True, soft_time_limit=60, time_limit=90)
+@shared_task(name="submissions.sweep", ignore_result=True, soft_time_limit=60, time_limit=90)
 def sweep_submissions() -> dict[str, int]:
-    return services.submission_sweep()
+    return submissions.submission_sweep()

@@ -1,22 +1,25 @@
 from django.urls import path
 
-from . import views
+from .views import actions, pages
 
 app_name = "practice"
 
 urlpatterns = [
-    path("questions/<slug:slug>/hints/<int:order>/", views.hint_reveal, name="hint-reveal"),
-    path("questions/<slug:slug>/answer/", views.answer_reveal, name="answer-reveal"),
+    path("", pages.home, name="home"),
+    path("questions/", pages.question_list, name="question-list"),
+    path("questions/<slug:slug>/", pages.question_detail, name="question-detail"),
+    path("questions/<slug:slug>/hints/<int:order>/", actions.hint_reveal, name="hint-reveal"),
+    path("questions/<slug:slug>/answer/", actions.answer_reveal, name="answer-reveal"),
     path(
         "questions/<slug:slug>/checks/<int:pk>/",
-        views.quick_check_answer,
+        actions.quick_check_answer,
         name="quick-check-answer",
     ),
-    path("questions/<slug:slug>/rate/", views.rate, name="rate"),
-    path("questions/<slug:slug>/bookmark/", views.bookmark, name="bookmark"),
-    path("questions/<slug:slug>/note/", views.note, name="note"),
-    path("questions/<slug:slug>/submissions/", views.submit, name="submit"),
-    path("submissions/<int:pk>/", views.submission_detail, name="submission-detail"),
-    path("review/", views.review, name="review"),
-    path("progress/", views.progress, name="progress"),
+    path("questions/<slug:slug>/rate/", actions.rate, name="rate"),
+    path("questions/<slug:slug>/bookmark/", actions.bookmark, name="bookmark"),
+    path("questions/<slug:slug>/note/", actions.note, name="note"),
+    path("questions/<slug:slug>/submissions/", actions.submit, name="submit"),
+    path("submissions/<int:pk>/", actions.submission_detail, name="submission-detail"),
+    path("review/", pages.review, name="review"),
+    path("progress/", pages.progress, name="progress"),
 ]

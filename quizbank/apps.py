@@ -5,3 +5,11 @@ class QuizbankConfig(AppConfig):
     name = "quizbank"
     verbose_name = "Question bank"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from .api import views
+        from .api_router import router
+
+        router.register("questions", views.QuestionViewSet, basename="question")
+        router.register("topics", views.TopicViewSet, basename="topic")
+        router.register("applications", views.ApplicationViewSet, basename="application")

@@ -2,8 +2,6 @@ import django_filters
 from django import forms
 from django.db.models import Exists, OuterRef
 
-from practice import selectors as practice_selectors
-
 from .models import Application, Question, Topic
 from .search import question_search
 
@@ -17,8 +15,9 @@ class MultiValueWidget(forms.SelectMultiple):
 
 
 class QuestionFilter(django_filters.FilterSet):
-    """One FilterSet for the API and the pages. Each facet takes several values, repeated
-    (`?topic=a&topic=b`) or comma-separated (`?topic=a,b`); values within a facet are OR-ed."""
+    """The bank's facets and search. Each facet takes several values, repeated
+    (`?topic=a&topic=b`) or comma-separated (`?topic=a,b`); values within a facet are OR-ed.
+    The learner app extends it with the learner's own facets (progress, bookmarks)."""
 
     topic = django_filters.ModelMultipleChoiceFilter(
         field_name="topics",
@@ -51,24 +50,10 @@ class QuestionFilter(django_filters.FilterSet):
         distinct=False,
     )
     search = django_filters.CharFilter(method="filter_search", max_length=300)
-    # The learner's own state; they filter nothing for anonymous visitors, who have none.
-    progress = django_filters.MultipleChoiceFilter(
-        choices=practice_selectors.LearnerState.choices,
-        widget=MultiValueWidget,
-        method="filter_progress",
-        help_text="Signed in: solved, attempted (not solved yet) or not_started.",
-    )
-    bookmarked = django_filters.BooleanFilter(
-        method="filter_bookmarked", help_text="Signed in: only (true) or no (false) bookmarks."
-    )
 
     class Meta:
         model = Question
-        fields = ["topic", "application", "difficulty", "kind", "search", "progress", "bookmarked"]
-
-    @property
-    def user(self):
-        return getattr(self.request, "user", None)
+        fields = ["topic", "application", "difficulty", "kind", "search"]
 
     def filter_related(self, queryset, name, value):
         # EXISTS rather than a join: no duplicate rows, so no DISTINCT over wide rows.
@@ -81,12 +66,6 @@ class QuestionFilter(django_filters.FilterSet):
 
     def filter_search(self, queryset, name, value):
         return question_search(queryset, value)
-
-    def filter_progress(self, queryset, name, value):
-        return practice_selectors.filter_by_state(queryset, user=self.user, states=value)
-
-    def filter_bookmarked(self, queryset, name, value):
-        return practice_selectors.filter_bookmarked(queryset, user=self.user, value=value)
 
     def queryset_without(self, name: str):
         """The filtered queryset with every filter but `name` applied: what a facet counts."""

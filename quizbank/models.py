@@ -10,6 +10,9 @@ from django.db.models import Q
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
+from accounts.models import Visitor
+from grader import limits
+
 
 class Topic(models.Model):
     slug = models.SlugField(max_length=50, unique=True)
@@ -41,7 +44,7 @@ class QuestionQuerySet(models.QuerySet["Question"]):
     def published(self) -> QuestionQuerySet:
         return self.filter(status=Question.Status.PUBLISHED)
 
-    def visible_to(self, user: Any) -> QuestionQuerySet:
+    def visible_to(self, user: Visitor) -> QuestionQuerySet:
         """The one permission rule for questions: learners see published ones, staff see all."""
         if user is not None and user.is_authenticated and user.is_staff:
             return self.all()
@@ -116,6 +119,10 @@ class Question(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    def get_absolute_url(self) -> str:
+        # The question page is a public, stable URL; the learner app serves it.
+        return f"/questions/{self.slug}/"
 
     def clean(self) -> None:
         if not isinstance(self.concepts, list) or not all(
@@ -214,13 +221,20 @@ class QuickCheck(models.Model):
         )
 
 
+class Queue(models.TextChoices):
+    """Where an exercise is graded; the grader's `limits.QUEUES` (a test pins that they agree)."""
+
+    CPU = "cpu", "CPU"
+    GPU = "gpu", "GPU"
+
+
 class Exercise(models.Model):
     """The code part of a code question. `checks`, `solution_code` and `wrong_solutions` are for the
-    grader and staff only: no learner-facing serializer or template may read them."""
+    grader and staff only: no learner-facing serializer or template may read them.
 
-    class Queue(models.TextChoices):
-        CPU = "cpu", "CPU"
-        GPU = "gpu", "GPU"
+    Limits come from `grader.limits`, so the database refuses what the grader would refuse."""
+
+    Queue = Queue
 
     question = models.OneToOneField(Question, on_delete=models.CASCADE, related_name="exercise")
     queue = models.CharField(max_length=3, choices=Queue.choices, default=Queue.CPU)
@@ -233,21 +247,31 @@ class Exercise(models.Model):
         blank=True,
         help_text="Plausible wrong solutions by name; verify_bank proves they fail.",
     )
-    time_limit = models.FloatField(default=10.0, help_text="Seconds of wall time per submission.")
-    memory_limit_mb = models.PositiveIntegerField(default=1024)
+    time_limit = models.FloatField(
+        default=limits.DEFAULT_TIME_LIMIT,
+        help_text=f"Seconds of wall time per submission (at most {limits.MAX_TIME_LIMIT:g}).",
+    )
+    memory_limit_mb = models.PositiveIntegerField(
+        default=limits.DEFAULT_MEMORY_MB,
+        help_text=f"From {limits.MIN_MEMORY_MB} to {limits.MAX_MEMORY_MB} MiB.",
+    )
 
     history = HistoricalRecords()
 
     class Meta:
         constraints = [
             models.CheckConstraint(
-                condition=Q(queue__in=["cpu", "gpu"]), name="exercise_queue_valid"
+                condition=Q(queue__in=limits.QUEUES), name="exercise_queue_valid"
             ),
             models.CheckConstraint(
-                condition=Q(time_limit__gt=0, time_limit__lte=120), name="exercise_time_limit_range"
+                condition=Q(time_limit__gt=0, time_limit__lte=limits.MAX_TIME_LIMIT),
+                name="exercise_time_limit_range",
             ),
             models.CheckConstraint(
-                condition=Q(memory_limit_mb__gte=64, memory_limit_mb__lte=16384),
+                condition=Q(
+                    memory_limit_mb__gte=limits.MIN_MEMORY_MB,
+                    memory_limit_mb__lte=limits.MAX_MEMORY_MB,
+                ),
                 name="exercise_memory_limit_range",
             ),
         ]

@@ -12,6 +12,7 @@ weights.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection
@@ -78,7 +79,7 @@ def question_search(queryset: QuerySet, text: str) -> QuerySet:
     if connection.vendor == "postgresql":
         return _postgres_search(queryset, words)
     words = [w for w in words if w not in STOP_WORDS and len(w) > 1] or words
-    score = Value(0, output_field=IntegerField())
+    score: Any = Value(0, output_field=IntegerField())
     for word in words:
         for field, weight in (("title", 8), ("prompt", 4), ("concepts_text", 2), ("answer", 1)):
             score = score + Case(
@@ -124,7 +125,7 @@ def _postgres_search(queryset: QuerySet, words: list[str]) -> QuerySet:
         return queryset.filter(answer_vector=query("&")).order_by("slug")
     # ts_rank alone lets one common word in a title beat a question that matches most of what
     # was typed; counting the distinct words matched first puts coverage before weight.
-    coverage = Value(0, output_field=IntegerField())
+    coverage: Any = Value(0, output_field=IntegerField())
     for lexeme in lexemes:
         coverage = coverage + Case(
             When(

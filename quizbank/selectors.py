@@ -1,19 +1,22 @@
 from typing import Any
 
 from django.db.models import Count, Prefetch, Q, QuerySet
+from django.http import Http404
 
-from .models import Application, Question, Topic
+from accounts.models import Visitor
+
+from .models import Application, Exercise, Question, QuickCheck, Topic
 
 # A list row shows none of the long text; leaving it out keeps list queries narrow.
 LIST_DEFERRED = ["prompt", "answer", "why_asked", "concepts", "search_vector", "answer_vector"]
 
 
-def question_list(*, user: Any) -> QuerySet[Question]:
+def question_list(*, user: Visitor) -> QuerySet[Question]:
     """Questions the user may see, with what a list row shows, in a fixed number of queries."""
     return _question_rows(user).defer(*LIST_DEFERRED)
 
 
-def _question_rows(user: Any) -> QuerySet[Question]:
+def _question_rows(user: Visitor) -> QuerySet[Question]:
     return (
         Question.objects.visible_to(user)
         .select_related("primary_topic")
@@ -24,13 +27,63 @@ def _question_rows(user: Any) -> QuerySet[Question]:
     )
 
 
-def question_detail_queryset(*, user: Any) -> QuerySet[Question]:
+def question_detail_queryset(*, user: Visitor) -> QuerySet[Question]:
     return (
         _question_rows(user)
         .select_related("exercise")
         .prefetch_related("hints", "quick_checks")
         .defer("search_vector", "answer_vector")
     )
+
+
+def question_get(*, user: Visitor, slug: str, related: tuple[str, ...] = ()) -> Question:
+    """The question `slug` if `user` may see it, else Http404: the one access check for a
+    question, used by pages, API and services alike."""
+    queryset = Question.objects.visible_to(user)
+    if related:
+        queryset = queryset.select_related(*related)
+    question = queryset.filter(slug=slug).first()
+    if question is None:
+        raise Http404("No such question.")
+    return question
+
+
+def question_page_get(*, user: Visitor, slug: str | None = None, pk: int | None = None) -> Question:
+    """A visible question with everything its page shows (hints, quick checks, exercise)."""
+    lookup = {"slug": slug} if slug is not None else {"pk": pk}
+    question = question_detail_queryset(user=user).filter(**lookup).first()
+    if question is None:
+        raise Http404("No such question.")
+    return question
+
+
+def exercise_get(*, user: Visitor, slug: str) -> Exercise:
+    """The exercise of the visible question `slug`, else Http404 (no such question, or it has
+    no code exercise)."""
+    question = question_get(user=user, slug=slug, related=("exercise",))
+    exercise = getattr(question, "exercise", None)
+    if exercise is None:
+        raise Http404("This question has no code exercise.")
+    return exercise
+
+
+def quick_check_get(*, user: Visitor, pk: int, slug: str | None = None) -> QuickCheck:
+    """A quick check of a question `user` may see (of question `slug` when given), else Http404."""
+    questions = Question.objects.visible_to(user)
+    if slug is not None:
+        questions = questions.filter(slug=slug)
+    check = (
+        QuickCheck.objects.filter(question__in=questions, pk=pk).select_related("question").first()
+    )
+    if check is None:
+        raise Http404("No such quick check.")
+    return check
+
+
+def hint_order_check(*, question: Question, order: int) -> None:
+    """Http404 unless the question has a hint number `order` (1-based)."""
+    if not 1 <= order <= question.hints.count():
+        raise Http404("No such hint.")
 
 
 def topic_list() -> QuerySet[Topic]:
@@ -51,13 +104,13 @@ def application_list() -> QuerySet[Application]:
 def question_facets(filterset: Any) -> dict[str, list[dict[str, Any]]]:
     """Each facet's options with how many questions each would give, the other facets applied
     (so a count is what ticking that option adds). One query per facet; `filterset` must be valid.
-    The learner's own facets (progress, bookmarked) are in practice.selectors."""
+    The learner's own facets (progress, bookmarked) are counted by the learner app."""
     facets: dict[str, list[dict[str, Any]]] = {}
     for name, model in (("topic", Topic), ("application", Application)):
         ids = filterset.queryset_without(name).order_by().values("pk")
         rows = model.objects.annotate(
             count=Count("questions", filter=Q(questions__in=ids))
-        ).order_by(*model._meta.ordering)
+        ).order_by(*(model._meta.ordering or []))
         facets[name] = [{"value": r.slug, "label": r.name, "count": r.count} for r in rows]
     for name, choices in (
         ("difficulty", Question.Difficulty.choices),

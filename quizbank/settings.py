@@ -7,6 +7,7 @@ SECRET_KEY and ALLOWED_HOSTS, or start-up fails loudly.
 
 import os
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -120,8 +121,8 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
 
 LOGIN_URL = "accounts:login"
-LOGIN_REDIRECT_URL = "quizbank:home"
-LOGOUT_REDIRECT_URL = "quizbank:home"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
 # Failed logins are counted in the cache (Redis when REDIS_URL is set) per account and per address;
 # past the limit, logins from there are refused until the window has passed.
 LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
@@ -133,7 +134,7 @@ LOGIN_FAILURE_WINDOW = int(os.environ.get("LOGIN_FAILURE_WINDOW", "900"))
 EMAIL_BACKEND_PATH = os.environ.get(
     "EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend"
 )
-MAILERS = {"default": {"BACKEND": EMAIL_BACKEND_PATH}}
+MAILERS: dict[str, dict[str, Any]] = {"default": {"BACKEND": EMAIL_BACKEND_PATH}}
 if EMAIL_BACKEND_PATH == "django.core.mail.backends.smtp.EmailBackend":
     MAILERS["default"]["OPTIONS"] = {
         "host": os.environ.get("EMAIL_HOST", "localhost"),
@@ -167,7 +168,7 @@ CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 CELERY_BEAT_SCHEDULE = {
-    "sweep-stuck-submissions": {"task": "practice.tasks.sweep_submissions", "schedule": 30.0},
+    "sweep-stuck-submissions": {"task": "submissions.sweep", "schedule": 30.0},
 }
 
 # The grader's interpreter: a separate virtual environment with torch and nothing of Django.

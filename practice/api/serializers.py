@@ -1,3 +1,7 @@
+from __future__ import annotations
+
+from typing import Any
+
 from rest_framework import serializers
 
 from quizbank.models import Question
@@ -13,7 +17,9 @@ class CheckResultSerializer(serializers.Serializer):
 
 
 class SubmissionSerializer(serializers.ModelSerializer):
-    question = serializers.SlugRelatedField(read_only=True, slug_field="slug")
+    question: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        read_only=True, slug_field="slug"
+    )
     checks = CheckResultSerializer(many=True, read_only=True)
 
     class Meta:

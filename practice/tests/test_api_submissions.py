@@ -131,3 +131,19 @@ def test_submissions_are_throttled_per_user_with_retry_after(
     assert Submission.objects.count() == 2
     # reading is not throttled
     assert api.get("/api/submissions/").status_code == 200
+
+
+def test_a_job_the_grader_refuses_ends_in_error_with_its_reason(
+    api, user, exercise, eager, django_capture_on_commit_callbacks, caplog
+):
+    # Checks saved past validation (straight into the table): the grader refuses the job.
+    type(exercise).objects.filter(pk=exercise.pk).update(checks=[{"name": "nonsense"}])
+    api.force_authenticate(user)
+    body = submit(api, RIGHT, capture=django_capture_on_commit_callbacks).data
+    assert body["status"] == "error"
+    assert "cannot be graded right now" in body["message"]
+    assert "compare" in body["message"]  # the grader's reason: the check has no compare
+    assert body["finished_at"]
+    assert "exercise double-it cannot be graded" in caplog.text
+    # The exercise's fault is not the learner's: nothing is scheduled for review.
+    assert not user.review_cards.exists()

@@ -3,9 +3,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from practice import learning
 from practice.models import Activity
 from practice.selectors import _streaks
+from practice.services import learning
 from quizbank.tests.factories import QuestionFactory, QuickCheckFactory, TopicFactory
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ import pytest
 import redis
 
 from practice import workers
-from practice.services import NO_GPU_WORKER
+from practice.services.submissions import NO_GPU_WORKER
 
 from .conftest import requires_redis
 

@@ -18,7 +18,7 @@ from django.db import connection
 from django.utils import timezone
 
 from practice.models import Submission
-from practice.services import submission_create, submission_sweep
+from practice.services.submissions import submission_create, submission_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOW_RIGHT = "import time\ntime.sleep(2.5)\n\ndef double(x):\n    return x * 2\n"
@@ -213,3 +213,12 @@ def test_restarting_redis_under_load_loses_nothing(user, exercise, worker, redis
     statuses = set(Submission.objects.values_list("status", flat=True))
     assert statuses == {"passed"}, statuses
     assert Submission.objects.count() == len(submissions) + len(more)
+
+
+def test_a_job_the_grader_refuses_ends_in_error_through_celery(user, exercise, worker):
+    type(exercise).objects.filter(pk=exercise.pk).update(checks=[{"name": "no compare"}])
+    worker()
+    submission = submission_create(user=user, question=exercise.question, code=RIGHT)
+    wait_for(lambda: status(submission) not in ("queued", "running"), "a verdict", 120)
+    assert submission.status == "error"
+    assert "cannot be graded right now" in submission.message

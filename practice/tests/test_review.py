@@ -3,8 +3,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from practice import learning
 from practice.models import Activity, ReviewCard
+from practice.services import learning
 from quizbank.tests.factories import QuestionFactory
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,7 @@ import pytest
 from django.utils import timezone
 
 from practice.models import Submission
-from practice.services import submission_sweep
+from practice.services.submissions import submission_sweep
 
 pytestmark = pytest.mark.django_db
 

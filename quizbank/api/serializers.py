@@ -1,6 +1,10 @@
 """What learners may see of the bank. Hidden checks, reference solutions, wrong solutions and the
 answers of quick checks have no field here, by design: nothing in this module reads them."""
 
+from __future__ import annotations
+
+from typing import Any
+
 from rest_framework import serializers
 
 from ..models import Application, Exercise, Question, QuickCheck, Topic
@@ -23,9 +27,15 @@ class ApplicationSerializer(serializers.ModelSerializer):
 
 
 class QuestionListSerializer(serializers.ModelSerializer):
-    topics = serializers.SlugRelatedField(many=True, read_only=True, slug_field="slug")
-    applications = serializers.SlugRelatedField(many=True, read_only=True, slug_field="slug")
-    primary_topic = serializers.SlugRelatedField(read_only=True, slug_field="slug")
+    topics: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        many=True, read_only=True, slug_field="slug"
+    )
+    applications: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        many=True, read_only=True, slug_field="slug"
+    )
+    primary_topic: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        read_only=True, slug_field="slug"
+    )
     url = serializers.HyperlinkedIdentityField(view_name="api:question-detail", lookup_field="slug")
 
     class Meta:
@@ -49,6 +59,15 @@ class QuickCheckPublicSerializer(serializers.ModelSerializer):
         fields = ["id", "order", "kind", "prompt", "choices"]
 
 
+class QuickCheckListSerializer(QuickCheckPublicSerializer):
+    question: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        read_only=True, slug_field="slug"
+    )
+
+    class Meta(QuickCheckPublicSerializer.Meta):
+        fields = ["question", *QuickCheckPublicSerializer.Meta.fields]
+
+
 class ExercisePublicSerializer(serializers.ModelSerializer):
     examples = serializers.SerializerMethodField(
         help_text="The visible example checks (name and code); hidden checks are never listed."
@@ -63,7 +82,9 @@ class ExercisePublicSerializer(serializers.ModelSerializer):
 
 
 class QuestionDetailSerializer(QuestionListSerializer):
-    hints = serializers.SlugRelatedField(many=True, read_only=True, slug_field="text")
+    hints: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        many=True, read_only=True, slug_field="text"
+    )
     quick_checks = QuickCheckPublicSerializer(many=True, read_only=True)
     exercise = serializers.SerializerMethodField()
 

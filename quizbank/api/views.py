@@ -1,20 +1,11 @@
-from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
-from rest_framework import permissions, viewsets
-from rest_framework.decorators import action
-from rest_framework.response import Response
-
-from practice import learning
+from rest_framework import viewsets
 
 from .. import selectors
 from ..filters import QuestionFilter
-from ..models import Question, QuickCheck
 from .serializers import (
     ApplicationSerializer,
     QuestionDetailSerializer,
     QuestionListSerializer,
-    QuickCheckAnswerSerializer,
-    QuickCheckResultSerializer,
     TopicSerializer,
 )
 
@@ -55,25 +46,3 @@ class ApplicationViewSet(viewsets.ReadOnlyModelViewSet):
     lookup_field = "slug"
     pagination_class = None
     queryset = selectors.application_list()
-
-
-class QuickCheckViewSet(viewsets.GenericViewSet):
-    """Answer a quick check: anyone may try; the right answer and explanation come back. A
-    signed-in learner's answer is recorded, and a wrong one puts the question up for review."""
-
-    permission_classes = [permissions.AllowAny]
-
-    def get_queryset(self):
-        visible = Question.objects.visible_to(self.request.user)
-        return QuickCheck.objects.filter(question__in=visible).select_related("question")
-
-    @extend_schema(request=QuickCheckAnswerSerializer, responses=QuickCheckResultSerializer)
-    @action(detail=True, methods=["post"])
-    def answer(self, request, pk=None):
-        check = get_object_or_404(self.get_queryset(), pk=pk)
-        serializer = QuickCheckAnswerSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        result = learning.quick_check_answer(
-            user=request.user, check=check, response=serializer.validated_data["answer"]
-        )
-        return Response(QuickCheckResultSerializer(result).data)

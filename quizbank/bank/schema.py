@@ -10,12 +10,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from grader import limits
+from grader.jobs import JobError, normalize_job
+
+from ..models import Question, QuickCheck
+
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-DIFFICULTIES = ("easy", "medium", "hard")
-KINDS = ("concept", "code")
-STATUSES = ("draft", "review", "published", "archived")
-QUEUES = ("cpu", "gpu")
-QUICK_CHECK_KINDS = ("single", "multiple", "predict")
+DIFFICULTIES = tuple(Question.Difficulty.values)
+KINDS = tuple(Question.Kind.values)
+STATUSES = tuple(Question.Status.values)
+QUEUES = limits.QUEUES
+QUICK_CHECK_KINDS = tuple(QuickCheck.Kind.values)
 
 QUESTION_KEYS = {
     "title": str,
@@ -39,8 +44,8 @@ CHECK_OPTIONAL_KEYS = {
     "atol": (int, float),
     "requires": str,
 }
-DEFAULT_TIME_LIMIT = 10.0
-DEFAULT_MEMORY_LIMIT_MB = 1024
+DEFAULT_TIME_LIMIT = limits.DEFAULT_TIME_LIMIT
+DEFAULT_MEMORY_LIMIT_MB = limits.DEFAULT_MEMORY_MB
 
 Errors = list[tuple[str, str]]
 
@@ -168,7 +173,7 @@ def check_errors(check: Any) -> Errors:
 def exercise_errors(exercise: dict[str, Any]) -> Errors:
     """Errors of an exercise: `meta` is exercise.yaml's content, the rest are the code files."""
     errors: Errors = []
-    meta = exercise.get("meta")
+    meta: Any = exercise.get("meta")
     errors += [
         (f"exercise.yaml: {f}", r)
         for f, r in _keys_errors(meta, EXERCISE_KEYS, EXERCISE_OPTIONAL_KEYS)
@@ -177,10 +182,21 @@ def exercise_errors(exercise: dict[str, Any]) -> Errors:
         return errors
     if meta["queue"] not in QUEUES:
         errors.append(("exercise.yaml: queue", f"must be one of {', '.join(QUEUES)}"))
-    if not 0 < float(meta.get("time_limit", DEFAULT_TIME_LIMIT)) <= 120:
-        errors.append(("exercise.yaml: time_limit", "must be between 0 and 120 seconds"))
-    if not 64 <= int(meta.get("memory_limit_mb", DEFAULT_MEMORY_LIMIT_MB)) <= 16384:
-        errors.append(("exercise.yaml: memory_limit_mb", "must be between 64 and 16384"))
+    if not 0 < float(meta.get("time_limit", DEFAULT_TIME_LIMIT)) <= limits.MAX_TIME_LIMIT:
+        errors.append(
+            (
+                "exercise.yaml: time_limit",
+                f"must be more than 0 and at most {limits.MAX_TIME_LIMIT:g} seconds",
+            )
+        )
+    memory = int(meta.get("memory_limit_mb", DEFAULT_MEMORY_LIMIT_MB))
+    if not limits.MIN_MEMORY_MB <= memory <= limits.MAX_MEMORY_MB:
+        errors.append(
+            (
+                "exercise.yaml: memory_limit_mb",
+                f"must be from {limits.MIN_MEMORY_MB} to {limits.MAX_MEMORY_MB}",
+            )
+        )
     errors += [
         (f"exercise.yaml: {f}", r)
         for f, r in _string_list_errors(meta.get("forbid") or [], "forbid", 0)
@@ -206,6 +222,11 @@ def exercise_errors(exercise: dict[str, Any]) -> Errors:
             compile(code, filename, "exec")
         except SyntaxError as exc:
             errors.append((filename, f"is not valid Python: {exc.msg} (line {exc.lineno})"))
+    for filename, code in _code_files(exercise):
+        if isinstance(code, str) and len(code.encode("utf-8")) > limits.MAX_SOURCE_BYTES:
+            errors.append((filename, f"is over {limits.MAX_SOURCE_BYTES} bytes"))
+    if not errors:
+        errors += _grader_errors(exercise)
     for name, code in (exercise.get("wrong_solutions") or {}).items():
         if not SLUG_RE.match(name.replace("_", "-")):
             errors.append((f"wrong/{name}.py", "name must be lowercase letters, digits, - or _"))
@@ -218,9 +239,42 @@ def exercise_errors(exercise: dict[str, Any]) -> Errors:
     return errors
 
 
+def _code_files(exercise: dict[str, Any]) -> list[tuple[str, Any]]:
+    files = [
+        ("starter.py", exercise.get("starter_code")),
+        ("solution.py", exercise.get("solution_code")),
+    ]
+    files += [(f"wrong/{n}.py", c) for n, c in (exercise.get("wrong_solutions") or {}).items()]
+    return files
+
+
+def exercise_job(exercise: dict[str, Any], code: str) -> dict[str, Any]:
+    """The grader's job for `code` against an exercise record (meta from exercise.yaml)."""
+    meta = exercise["meta"]
+    return {
+        "code": code,
+        "reference": exercise["solution_code"],
+        "checks": meta["checks"],
+        "forbid": meta.get("forbid") or [],
+        "time_limit": meta.get("time_limit", DEFAULT_TIME_LIMIT),
+        "memory_limit_mb": meta.get("memory_limit_mb", DEFAULT_MEMORY_LIMIT_MB),
+        "queue": meta["queue"],
+    }
+
+
+def _grader_errors(exercise: dict[str, Any]) -> Errors:
+    """The grader's own validation of the job: the final word on what it accepts, so nothing the
+    schema above missed can be saved and then refused at grading time."""
+    try:
+        normalize_job(exercise_job(exercise, exercise["solution_code"]))
+    except JobError as exc:
+        return [("exercise.yaml", str(exc))]
+    return []
+
+
 def record_errors(record: dict[str, Any], *, topics: set[str], applications: set[str]) -> Errors:
     """Everything wrong with one question record. Field names are prefixed with their file."""
-    meta = record.get("question")
+    meta: Any = record.get("question")
     errors = [
         (f"question.yaml: {f}", r)
         for f, r in _keys_errors(meta, QUESTION_KEYS, QUESTION_OPTIONAL_KEYS)

@@ -34,7 +34,8 @@ def test_the_change_page_has_inlines_for_hints_quick_checks_and_exercise(admin_c
 
 def test_the_preview_renders_a_draft_as_a_learner_would_see_it(admin_client):
     question = QuestionFactory(status="draft", prompt="Explain **strides**.")
-    response = admin_client.get(f"/admin/quizbank/question/{question.pk}/preview/")
+    response = admin_client.get(f"/admin/quizbank/question/{question.pk}/preview/", follow=True)
+    assert response.redirect_chain == [(f"/questions/{question.slug}/?preview=1", 302)]
     assert response.status_code == 200
     assert b"<strong>strides</strong>" in response.content
     assert b"Preview: this question is draft" in response.content

@@ -37,3 +37,14 @@ def test_quick_checks_of_drafts_are_404(api):
     check = QuickCheckFactory(question=QuestionFactory(status="draft"))
     result = api.post(f"/api/quick-checks/{check.pk}/answer/", {"answer": 1}, format="json")
     assert result.status_code == 404
+
+
+def test_quick_checks_are_listed_without_their_answers(api):
+    from quizbank.tests.factories import QuestionFactory, QuickCheckFactory
+
+    shown = QuickCheckFactory(question=QuestionFactory(slug="shown"))
+    QuickCheckFactory(question=QuestionFactory(slug="draft", status="draft"))
+    body = api.get("/api/quick-checks/").json()
+    assert [c["id"] for c in body["results"]] == [shown.pk]
+    assert "answer" not in body["results"][0] and "explanation" not in body["results"][0]
+    assert api.get("/api/quick-checks/?question=draft").json()["results"] == []

@@ -30,3 +30,16 @@ def test_the_openapi_schema_and_docs_are_served(api):
     assert b"/api/questions/{slug}/" in schema.content
     docs = api.get("/api/docs/")
     assert docs.status_code == 200 and b"swagger-ui" in docs.content
+
+
+def test_the_api_root_lists_every_resource(api):
+    body = api.get("/api/").json()
+    assert set(body) == {
+        "questions",
+        "topics",
+        "applications",
+        "quick-checks",
+        "submissions",
+        "progress",
+    }
+    assert body["submissions"].endswith("/api/submissions/")

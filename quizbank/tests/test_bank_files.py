@@ -301,3 +301,21 @@ def test_a_copy_of_the_shipped_bank_round_trips(tmp_path):
     )
     load(tmp_path / "out")
     assert snapshot() == before
+
+
+def test_an_exercise_with_a_limit_the_grader_refuses_is_rejected_at_load(good_bank, capsys):
+    add_exercise_meta = yaml.safe_load((good_bank / "doubling" / "exercise.yaml").read_text())
+    add_exercise_meta["time_limit"] = 90
+    (good_bank / "doubling" / "exercise.yaml").write_text(yaml.safe_dump(add_exercise_meta))
+    err = load(good_bank, expect_exit=1, capsys=capsys)
+    assert "doubling/exercise.yaml: time_limit: must be more than 0 and at most 60 seconds" in err
+    assert Question.objects.count() == 0
+
+
+def test_checks_the_grader_refuses_are_rejected_at_load(good_bank, capsys):
+    meta = yaml.safe_load((good_bank / "doubling" / "exercise.yaml").read_text())
+    meta["checks"] = meta["checks"] * 40  # more checks than the grader takes, names repeated
+    (good_bank / "doubling" / "exercise.yaml").write_text(yaml.safe_dump(meta))
+    err = load(good_bank, expect_exit=1, capsys=capsys)
+    assert "doubling/exercise.yaml" in err
+    assert Question.objects.count() == 0

@@ -1,0 +1,84 @@
+"""Curators' command line, run with the grader's interpreter:
+
+    .venv-grader/bin/python -m grader.cli verify fixtures/bank/<slug> [...]
+    .venv-grader/bin/python -m grader.cli grade --exercise-dir DIR --code FILE [--json]
+
+``verify`` grades the folder's solution.py (it must pass), starter.py and every wrong/*.py (they
+must not) through the real sandbox, prints one line per file, and exits 1 if any expectation is
+broken (2 if a folder cannot be read).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from grader import SandboxPool, exercise, jobs, verification
+
+
+def _wrong_files(folder: Path) -> dict[str, str]:
+    return {p.stem: p.read_text(encoding="utf-8") for p in sorted((folder / "wrong").glob("*.py"))}
+
+
+def verify(pool: SandboxPool, folder: Path) -> bool:
+    template = exercise.load(folder)
+    missing = [name for name in ("solution.py", "starter.py") if not (folder / name).is_file()]
+    for name in missing:
+        print(f"BROKEN  {folder.name}/{name}: missing")
+    if missing:
+        return False
+    files = verification.exercise_files(
+        solution=(folder / "solution.py").read_text(encoding="utf-8"),
+        starter=(folder / "starter.py").read_text(encoding="utf-8"),
+        wrong=_wrong_files(folder),
+    )
+    ok = True
+    for file in verification.verify_exercise(
+        lambda code: pool.grade({**template, "code": code}), files
+    ):
+        ok = ok and file.ok
+        expectation = (
+            "" if file.ok else ("  (must pass)" if file.must_pass else "  (must not pass)")
+        )
+        label = "ok    " if file.ok else "BROKEN"
+        print(f"{label}  {folder.name}/{file.label}: {file.summary()}{expectation}", flush=True)
+    return ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m grader.cli")
+    commands = parser.add_subparsers(dest="command", required=True)
+    check = commands.add_parser("verify", help="check an exercise's solution, starter and wrong/")
+    check.add_argument("folders", nargs="+", type=Path)
+    grade = commands.add_parser("grade", help="grade one file against an exercise")
+    grade.add_argument("--exercise-dir", type=Path, required=True)
+    grade.add_argument("--code", type=Path, required=True)
+    grade.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    args = parser.parse_args(argv)
+
+    with SandboxPool(sys.executable, slots=1) as pool:
+        try:
+            if args.command == "verify":
+                results = [verify(pool, folder) for folder in args.folders]
+                return 0 if all(results) else 1
+            job = {**exercise.load(args.exercise_dir), "code": args.code.read_text("utf-8")}
+        except (jobs.JobError, OSError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        result = pool.grade(job)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(f"{result['status']}: {result['message']}")
+        for entry in result["checks"]:
+            line = f"  {entry['status']:8} {entry['name']}"
+            print(line + (f": {entry['message']}" if entry["message"] else ""))
+        if result["output"]:
+            print("output:\n" + result["output"])
+    return 0 if result["status"] == "passed" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

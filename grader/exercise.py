@@ -1,0 +1,38 @@
+"""Reading an exercise folder of the bank (fixtures/bank/<slug>/) into a job for the sandbox.
+
+Used by the curators' CLI, which runs in the grader's interpreter (PyYAML is installed there).
+The format is documented in fixtures/bank/README.md; keys are checked by jobs.normalize_job.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from grader import jobs
+
+_EXERCISE_KEYS = {"queue", "time_limit", "memory_limit_mb", "forbid", "checks"}
+
+
+def load(folder: Path) -> dict[str, Any]:
+    """The job for ``folder`` with ``code`` left empty; raises JobError naming the problem."""
+    path = folder / "exercise.yaml"
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        reference = (folder / "solution.py").read_text(encoding="utf-8")
+    except (OSError, yaml.YAMLError) as error:
+        raise jobs.JobError(f"{folder}: {error}") from error
+    if not isinstance(data, dict):
+        raise jobs.JobError(f"{path}: not a mapping")
+    unknown = set(data) - _EXERCISE_KEYS
+    if unknown:
+        raise jobs.JobError(f"{path}: unknown keys {sorted(unknown)}")
+    job = {key: value for key, value in data.items() if value is not None}
+    job.update(code="", reference=reference)
+    try:
+        jobs.normalize_job(job)
+    except jobs.JobError as error:
+        raise jobs.JobError(f"{path}: {error}") from error
+    return job

@@ -1,0 +1,93 @@
+"""Structural rules: names a submission must not use, found on its syntax tree.
+
+A rule such as ``nn.MultiheadAttention`` matches the name however it is reached:
+``nn.MultiheadAttention``, ``torch.nn.MultiheadAttention``, ``from torch.nn import
+MultiheadAttention [as M]``, ``import torch.nn as tnn; tnn.MultiheadAttention`` and
+``getattr(nn, "MultiheadAttention")``. ``F`` and ``nn`` in a rule mean torch.nn.functional and
+torch.nn, as in the exercises; a rule without a dot (``sorted``) matches that plain name only.
+This is an exercise rule, not a security boundary: code that builds names at run time (eval,
+importlib) can evade it, and the sandbox does not depend on it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Sequence
+
+_CONVENTIONAL = {"F": "torch.nn.functional", "nn": "torch.nn", "np": "numpy"}
+
+
+def _canonical(name: str) -> str:
+    head, _, rest = name.partition(".")
+    if head in _CONVENTIONAL:
+        return _CONVENTIONAL[head] + ("." + rest if rest else "")
+    return name
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` for a chain of attributes (or getattr with a literal name) on a plain name."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    ):
+        base = _dotted(node.args[0])
+        return None if base is None else f"{base}.{node.args[1].value}"
+    return None
+
+
+def _uses(tree: ast.AST) -> Iterable[tuple[str, int]]:
+    """Every dotted name the code refers to or imports, with aliases resolved, and its line."""
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    aliases[alias.asname] = alias.name
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                aliases[alias.asname or alias.name] = full
+                yield full, node.lineno
+    for node in ast.walk(tree):
+        dotted = _dotted(node) if isinstance(node, ast.Attribute | ast.Call) else None
+        if dotted is None:
+            if isinstance(node, ast.Name):
+                dotted = node.id
+            else:
+                continue
+        head, _, rest = dotted.partition(".")
+        line = getattr(node, "lineno", 0)
+        yield dotted, line
+        if head in aliases:
+            yield aliases[head] + ("." + rest if rest else ""), line
+
+
+def _matches(used: str, rule: str) -> bool:
+    canonical_rule = _canonical(rule)
+    for candidate in (used, _canonical(used)):
+        if candidate in (rule, canonical_rule):
+            return True
+        # "nn.X" also matches "torch.nn.X"; a bare rule ("sum") must not match "torch.sum".
+        if "." in rule and candidate.endswith("." + rule):
+            return True
+    return False
+
+
+def violations(tree: ast.AST, rules: Sequence[str]) -> list[tuple[str, int]]:
+    """The rules the code breaks, each with the first line that breaks it, in rule order."""
+    first: dict[str, int] = {}
+    for used, line in _uses(tree):
+        for rule in rules:
+            if _matches(used, rule) and (rule not in first or line < first[rule]):
+                first[rule] = line
+    return [(rule, first[rule]) for rule in rules if rule in first]

@@ -1,0 +1,148 @@
+"""Grading in the zygote: structural rules, the reference's outputs (cached), the submission's run.
+
+The zygote decides every verdict itself. The reference solution runs in a sandbox of its own (it
+is exercise content, and the same isolation costs nothing extra); its outputs are cached by the
+sha256 of the reference and the checks, so a job normally costs one sandboxed run.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import sys
+import time
+from collections import OrderedDict
+from typing import Any
+
+from grader import forbid, jobs, limits, report, verdict
+from grader.supervise import Outcome, Run, Supervisor
+
+_CACHE_SIZE = 256
+
+
+class Grader:
+    """Grades jobs and runs snippets for one zygote, one at a time."""
+
+    def __init__(self, supervisor: Supervisor, *, kind: str, root: str, prespawn: bool) -> None:
+        self.supervisor = supervisor
+        self.kind = kind
+        self.root = root
+        self.prespawn = prespawn and kind == "gpu"
+        self._cache: OrderedDict[str, verdict.Reference] = OrderedDict()
+        self._spare: Run | None = None
+        self.refill()
+
+    def refill(self) -> None:
+        """Keep one single-use process importing torch while no job is waiting (GPU slots)."""
+        if self.prespawn and self._spare is None:
+            self._spare = self.supervisor.spawn(mode="exec", memory_mb=limits.DEFAULT_MEMORY_MB)
+
+    def grade(self, raw_job: Any) -> dict[str, Any]:
+        started = time.monotonic()
+        job = jobs.normalize_job(raw_job)
+        rejection = _rejection(job["code"], job["forbid"])
+        if rejection:
+            return verdict.result("rejected", rejection, seconds=time.monotonic() - started)
+        reference = self._reference(job)
+        if isinstance(reference, str):
+            return verdict.result("error", reference, seconds=time.monotonic() - started)
+        if all(reference.skipped):
+            message = "Every check of this exercise needs CUDA, which this grader does not have."
+            skipped = len(reference.skipped)
+            return verdict.result("error", message, skipped=skipped)
+        outcome = self._run(_grade_payload(job["code"], job, self.kind), job)
+        return verdict.grade(job, reference, outcome, time.monotonic() - started)
+
+    def snippets(self, raw_blocks: Any, raw_time_limit: Any) -> dict[str, Any]:
+        blocks, time_limit = jobs.normalize_snippets(raw_blocks, raw_time_limit)
+        limits = {"time_limit": time_limit, "memory_limit_mb": verdict.SNIPPET_MEMORY_MB}
+        outcome = self._run({"mode": "snippets", "blocks": blocks}, limits)
+        return verdict.snippets(blocks, outcome, time_limit)
+
+    def _reference(self, job: dict[str, Any]) -> verdict.Reference | str:
+        """The reference's outputs, or a sentence saying how the reference failed."""
+        payload = _grade_payload(job["reference"], job, self.kind)
+        key = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        outcome = self._run(payload, job)
+        run = report.read(outcome.frames, step_kind="check", count=len(job["checks"]))
+        ending = verdict.abnormal_end(
+            outcome,
+            run,
+            time_limit=job["time_limit"],
+            memory_mb=job["memory_limit_mb"],
+            subject="The reference solution",
+        )
+        failures = [
+            f"check {check['name']!r} {step.error.describe(reveal=True, where='the reference')}"
+            for check, step in zip(job["checks"], run.steps, strict=False)
+            if step.error
+        ]
+        failures += [
+            f"check {check['name']!r} returned {step.unsupported}"
+            for check, step in zip(job["checks"], run.steps, strict=False)
+            if step.unsupported
+        ]
+        if ending or failures:
+            detail = "; ".join([ending[1], *failures] if ending else failures)
+            return f"The exercise's reference solution failed, a bug in the exercise: {detail}"
+        reference = verdict.Reference(
+            skipped=tuple(step.skipped for step in run.steps),
+            values=tuple(step.values for step in run.steps),
+        )
+        self._cache[key] = reference
+        if len(self._cache) > _CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return reference
+
+    def _run(self, payload: dict[str, Any], limits: dict[str, Any]) -> Outcome:
+        self.supervisor.collect()
+        mode = "fork" if self.kind == "cpu" else "exec"
+        memory_mb = limits["memory_limit_mb"]
+        run, self._spare = self._spare, None
+        if run is None:
+            run = self.supervisor.spawn(mode=mode, memory_mb=memory_mb)
+        payload["root"] = self.root
+        payload["limits"] = {
+            "time_limit": limits["time_limit"],
+            "memory_mb": memory_mb,
+            "address_space": self.kind == "cpu",
+            "gpu_devices": self.kind == "gpu",
+            "cgroup_memory": run.cgroup.memory if run.cgroup else None,
+        }
+        outcome = self.supervisor.execute(
+            run, payload, limits["time_limit"], wait_ready=mode == "exec"
+        )
+        if not any(frame.get("kind") == "isolated" for frame in outcome.frames[:2]):
+            # Nothing of the job ran; what the process printed is the grader's own failure.
+            print(f"sandbox setup failed:\n{outcome.output}", file=sys.stderr, flush=True)
+        return outcome
+
+
+def _grade_payload(code: str, job: dict[str, Any], kind: str) -> dict[str, Any]:
+    checks = [
+        {"code": c["code"], "compare": c["compare"], "requires": c["requires"]}
+        for c in job["checks"]
+    ]
+    return {"mode": "grade", "code": code, "checks": checks, "cuda": kind == "gpu"}
+
+
+def _rejection(code: str, rules: list[str]) -> str | None:
+    """Why the source is refused before it runs: too large, does not parse, or a forbidden name."""
+    size = len(code.encode("utf-8", "surrogatepass"))
+    if size > limits.MAX_SOURCE_BYTES:
+        return f"Your code is {size} bytes; the limit is {limits.MAX_SOURCE_BYTES} bytes."
+    try:
+        tree = ast.parse(code, "submission.py")
+    except SyntaxError as error:
+        return f"Your code does not parse: {error.msg} (line {error.lineno})."
+    except (ValueError, RecursionError, MemoryError) as error:
+        return f"Your code does not parse: {type(error).__name__}."
+    broken = forbid.violations(tree, rules)
+    if broken:
+        names = ", ".join(f"{rule} (line {line})" for rule, line in broken)
+        return f"Your code uses what this exercise forbids: {names}."
+    return None

@@ -1,0 +1,216 @@
+"""Isolation of one sandboxed process, applied by the process to itself before it runs a job.
+
+The process is already in a fresh PID namespace whose init is a trusted process (see
+forkserver.py) and in its own cgroups; here it adds, in this order, each layer documented in
+README.md: the remaining namespaces, a new root filesystem, resource limits, closed file
+descriptors, a cleared environment, an unprivileged uid without capabilities, no_new_privs and a
+seccomp filter. Any failure raises, and the caller exits without running the job.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import resource
+import signal
+import sys
+from dataclasses import dataclass
+
+from grader import cgroups, linux, seccomp
+
+SANDBOX_UID = 65534  # nobody
+WORKDIR = "/sandbox"
+RESULT_FD = 3  # fds 0-2 are stdio; 3 is the result channel to the zygote
+
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_DEVICES = ("null", "zero", "full", "urandom", "random")
+_MiB = 1 << 20
+
+
+@dataclass(frozen=True)
+class Limits:
+    time_limit: float  # wall seconds for the job; the CPU limit follows from it
+    memory_mb: int
+    address_space: bool  # RLIMIT_AS: CPU jobs only, the CUDA driver reserves terabytes
+    gpu_devices: bool  # add /dev/nvidia* to /dev
+    cgroup_memory: str | None  # the child's memory cgroup, tightened once the job arrives
+
+
+@dataclass(frozen=True)
+class MountPlan:
+    read_only_dirs: tuple[str, ...]  # bound at the same path, read-only
+    read_only_files: tuple[str, ...]
+    symlinks: tuple[tuple[str, str], ...]  # (path, target), e.g. /lib -> usr/lib
+
+
+def _inside(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+@functools.cache
+def mount_plan() -> MountPlan:
+    """What the new root shows: the libraries and the interpreter's import path, nothing else.
+
+    Import path entries come from sys.path, so the plan follows wherever the interpreter and its
+    venv live. The project itself is never mounted: an entry that is the project or contains it
+    is dropped, and an entry inside it is kept only if it is a site-packages directory (the
+    grader venv). The zygote imports everything a child needs before forking.
+    """
+    dirs: list[str] = []
+    for candidate in ["/usr/lib", "/usr/lib64", "/usr/lib32", *sys.path]:
+        path = os.path.abspath(candidate) if candidate else ""
+        if not path or not os.path.isdir(path) or path == "/":
+            continue
+        if _inside(_PACKAGE_ROOT, path):
+            continue  # the project directory, or one of its parents
+        if _inside(path, _PACKAGE_ROOT) and os.path.basename(path) not in (
+            "site-packages",
+            "dist-packages",
+        ):
+            continue
+        if any(_inside(path, kept) for kept in dirs):
+            continue
+        dirs = [kept for kept in dirs if not _inside(kept, path)] + [path]
+    links: list[tuple[str, str]] = []
+    for name in ("lib", "lib64", "lib32", "libx32", "bin", "sbin"):
+        top = "/" + name
+        if os.path.islink(top):
+            links.append((top, os.readlink(top)))
+        elif os.path.isdir(top) and name.startswith("lib"):
+            dirs.append(top)
+    files = tuple(p for p in ("/etc/ld.so.cache",) if os.path.isfile(p))
+    return MountPlan(tuple(dirs), files, tuple(links))
+
+
+def isolate(limits: Limits, root_mountpoint: str) -> None:
+    """Apply every layer to the calling process. Must run as root; returns unprivileged."""
+    seccomp.preload()
+    if limits.cgroup_memory:
+        cgroups.set_memory_limit(limits.cgroup_memory, limits.memory_mb * _MiB + 64 * _MiB)
+    linux.unshare(
+        linux.CLONE_NEWNS
+        | linux.CLONE_NEWNET
+        | linux.CLONE_NEWIPC
+        | linux.CLONE_NEWUTS
+        | linux.CLONE_NEWCGROUP
+    )
+    linux.sethostname("sandbox")
+    _enter_new_root(mount_plan(), root_mountpoint, limits.gpu_devices)
+    # Close before RLIMIT_NOFILE drops, so a descriptor above the new limit cannot survive.
+    os.closerange(RESULT_FD + 1, 1 << 30)
+    _set_rlimits(limits)
+    _clear_environment()
+    _drop_privileges()
+    seccomp.install()
+
+
+def _enter_new_root(plan: MountPlan, root: str, gpu_devices: bool) -> None:
+    # Nothing mounted from here on may propagate back to the host's mount table.
+    linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
+    linux.mount("tmpfs", root, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=1m,mode=755")
+
+    def bind(source: str, is_dir: bool = True, device: bool = False) -> None:
+        target = root + source
+        if is_dir:
+            os.makedirs(target, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            open(target, "w").close()
+        linux.mount(source, target, None, linux.MS_BIND)
+        # A bind mount takes its own flags only on a second, remounting call.
+        flags = linux.MS_BIND | linux.MS_REMOUNT | linux.MS_RDONLY | linux.MS_NOSUID
+        linux.mount(None, target, None, flags if device else flags | linux.MS_NODEV)
+
+    # The scratch filesystems come first: the interpreter or its venv may live under /tmp (a CI
+    # checkout, say), and a tmpfs mounted over /tmp afterwards would hide their bind mounts.
+    scratch = linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC
+    for path, options in (
+        ("/dev/shm", "size=16m,nr_inodes=256,mode=1777"),  # noqa: S108 - inside the new root
+        ("/tmp", "size=32m,nr_inodes=512,mode=1777"),  # noqa: S108 - inside the new root
+        (WORKDIR, f"size=32m,nr_inodes=512,mode=755,uid={SANDBOX_UID},gid={SANDBOX_UID}"),
+    ):
+        os.makedirs(root + path, exist_ok=True)
+        linux.mount("tmpfs", root + path, "tmpfs", scratch, options)
+
+    for path in plan.read_only_dirs:
+        bind(path)
+    for path in plan.read_only_files:
+        bind(path, is_dir=False)
+    for path, target in plan.symlinks:
+        os.symlink(target, root + path)
+
+    os.makedirs(root + "/dev", exist_ok=True)
+    for name in _DEVICES:
+        bind("/dev/" + name, is_dir=False, device=True)
+    if gpu_devices:
+        for path in sorted(glob.glob("/dev/nvidia*")):
+            bind(path, is_dir=os.path.isdir(path), device=True)
+    for name, target in (
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ):
+        os.symlink(target, f"{root}/dev/{name}")
+
+    os.makedirs(root + "/proc")
+    # A fresh proc for the new PID namespace; hidepid=2 hides processes of other uids (its init).
+    linux.mount("proc", root + "/proc", "proc", scratch, "hidepid=2")
+
+    os.makedirs(root + "/etc", exist_ok=True)
+    with open(root + "/etc/passwd", "w") as f:
+        f.write(f"root:x:0:0::/:/nonexistent\nnobody:x:{SANDBOX_UID}:{SANDBOX_UID}::{WORKDIR}:/\n")
+    with open(root + "/etc/group", "w") as f:
+        f.write(f"root:x:0:\nnogroup:x:{SANDBOX_UID}:\n")
+    with open(root + "/etc/hostname", "w") as f:
+        f.write("sandbox\n")
+
+    # pivot_root(".", ".") stacks the old root on the new one; detaching it leaves no path back.
+    os.chdir(root)
+    linux.pivot_root(".", ".")
+    linux.umount2(".", linux.MNT_DETACH)
+    os.chdir("/")
+    linux.mount(
+        None, "/", None, linux.MS_REMOUNT | linux.MS_RDONLY | linux.MS_NOSUID | linux.MS_NODEV
+    )
+    os.chdir(WORKDIR)
+
+
+def _set_rlimits(limits: Limits) -> None:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    # The CPU limit counts from now: a single-use process has already spent seconds importing.
+    cpu = int(usage.ru_utime + usage.ru_stime + limits.time_limit) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    if limits.address_space:
+        # Relative to what is mapped already (torch maps ~700 MB before the job starts).
+        with open("/proc/self/statm") as f:
+            mapped = int(f.read().split()[0]) * resource.getpagesize()
+        cap = mapped + limits.memory_mb * _MiB
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        resource.setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (16 * _MiB, 16 * _MiB))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NPROC, (128, 128))
+    resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
+    # Past RLIMIT_FSIZE a write should fail with EFBIG, not kill the process with SIGXFSZ.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+def _clear_environment() -> None:
+    os.environ.clear()
+    os.environ.update(
+        {"HOME": WORKDIR, "TMPDIR": "/tmp", "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1"}  # noqa: S108
+    )
+
+
+def _drop_privileges() -> None:
+    for cap in range(linux.last_cap() + 1):
+        linux.prctl(linux.PR_CAPBSET_DROP, cap)
+    os.setgroups([])
+    os.setresgid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID)
+    # With every uid non-zero the kernel clears the permitted and effective capability sets.
+    os.setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID)
+    linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
+    linux.prctl(linux.PR_SET_DUMPABLE, 0)

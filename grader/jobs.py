@@ -1,0 +1,131 @@
+"""The job format (exercise.yaml plus the code to grade), validated the same way on both sides.
+
+Standard library only: the client validates before sending, so a malformed job is the caller's
+ValueError, and the zygote validates again because it trusts nothing it did not check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from grader.limits import (
+    DEFAULT_MEMORY_MB,
+    DEFAULT_TIME_LIMIT,
+    MAX_CHECK_NAME_CHARS,
+    MAX_CHECKS,
+    MAX_MEMORY_MB,
+    MAX_SOURCE_BYTES,
+    MAX_TIME_LIMIT,
+    MIN_MEMORY_MB,
+    QUEUES,
+)
+
+__all__ = ["MAX_SOURCE_BYTES", "JobError", "normalize_job", "normalize_check", "normalize_snippets"]
+
+_JOB_KEYS = {"code", "reference", "checks", "forbid", "time_limit", "memory_limit_mb", "queue"}
+_CHECK_KEYS = {"name", "visible", "code", "compare", "rtol", "atol", "requires"}
+
+
+class JobError(ValueError):
+    """The job itself is malformed (a bug in the caller or in the exercise files)."""
+
+
+def _number(value: Any, what: str) -> float:
+    if type(value) not in (int, float) or value != value or value < 0:
+        raise JobError(f"{what} must be a non-negative number")
+    return float(value)
+
+
+def normalize_check(raw: Any, index: int) -> dict[str, Any]:
+    where = f"checks[{index}]"
+    if not isinstance(raw, Mapping):
+        raise JobError(f"{where} must be a mapping")
+    unknown = set(raw) - _CHECK_KEYS
+    if unknown:
+        raise JobError(f"{where}: unknown keys {sorted(unknown)}")
+    name = raw.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise JobError(f"{where}.name must be a non-empty string")
+    if len(name) > MAX_CHECK_NAME_CHARS:
+        raise JobError(f"{where}.name must be at most {MAX_CHECK_NAME_CHARS} characters")
+    compare = raw.get("compare")
+    expressions = [compare] if isinstance(compare, str) else compare
+    if (
+        not isinstance(expressions, list)
+        or not expressions
+        or not all(isinstance(e, str) and e.strip() for e in expressions)
+    ):
+        raise JobError(f"{where}.compare must be an expression or a list of expressions")
+    code = raw.get("code", "")
+    if not isinstance(code, str):
+        raise JobError(f"{where}.code must be a string")
+    requires = raw.get("requires")
+    if requires not in (None, "cuda"):
+        raise JobError(f"{where}.requires must be 'cuda' when given")
+    visible = raw.get("visible", False)
+    if not isinstance(visible, bool):
+        raise JobError(f"{where}.visible must be true or false")
+    return {
+        "name": name,
+        "visible": visible,
+        "code": code,
+        "compare": list(expressions),
+        "single": isinstance(compare, str),
+        "rtol": None if raw.get("rtol") is None else _number(raw["rtol"], f"{where}.rtol"),
+        "atol": None if raw.get("atol") is None else _number(raw["atol"], f"{where}.atol"),
+        "requires": requires,
+    }
+
+
+def normalize_job(raw: Any) -> dict[str, Any]:
+    """Return the job with defaults filled in, or raise JobError naming the first problem."""
+    if not isinstance(raw, Mapping):
+        raise JobError("a job must be a mapping")
+    unknown = set(raw) - _JOB_KEYS
+    if unknown:
+        raise JobError(f"unknown job keys {sorted(unknown)}")
+    for key in ("code", "reference"):
+        if not isinstance(raw.get(key), str):
+            raise JobError(f"job.{key} must be a string")
+    checks = raw.get("checks")
+    if not isinstance(checks, list) or not checks:
+        raise JobError("job.checks must be a non-empty list")
+    if len(checks) > MAX_CHECKS:
+        raise JobError(f"job.checks must hold at most {MAX_CHECKS} checks")
+    normalized = [normalize_check(check, i) for i, check in enumerate(checks)]
+    names = [check["name"] for check in normalized]
+    if len(set(names)) != len(names):
+        raise JobError("check names must be unique")
+    forbid = raw.get("forbid") or []
+    if not isinstance(forbid, list) or not all(isinstance(f, str) and f for f in forbid):
+        raise JobError("job.forbid must be a list of names")
+    time_limit = _number(raw.get("time_limit", DEFAULT_TIME_LIMIT), "job.time_limit")
+    if not 0 < time_limit <= MAX_TIME_LIMIT:
+        raise JobError(f"job.time_limit must be in (0, {MAX_TIME_LIMIT:g}] seconds")
+    memory = raw.get("memory_limit_mb", DEFAULT_MEMORY_MB)
+    if type(memory) is not int or not MIN_MEMORY_MB <= memory <= MAX_MEMORY_MB:
+        raise JobError(
+            f"job.memory_limit_mb must be an integer from {MIN_MEMORY_MB} to {MAX_MEMORY_MB}"
+        )
+    queue = raw.get("queue", "cpu")
+    if queue not in QUEUES:
+        raise JobError(f"job.queue must be one of {QUEUES}")
+    return {
+        "code": raw["code"],
+        "reference": raw["reference"],
+        "checks": normalized,
+        "forbid": list(forbid),
+        "time_limit": time_limit,
+        "memory_limit_mb": memory,
+        "queue": queue,
+    }
+
+
+def normalize_snippets(blocks: Any, time_limit: Any) -> tuple[list[str], float]:
+    if not isinstance(blocks, list) or not all(isinstance(b, str) for b in blocks):
+        raise JobError("blocks must be a list of strings")
+    limit = _number(time_limit, "time_limit")
+    if not 0 < limit <= MAX_TIME_LIMIT:
+        raise JobError(f"time_limit must be in (0, {MAX_TIME_LIMIT:g}] seconds")
+    return list(blocks), limit

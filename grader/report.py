@@ -1,0 +1,133 @@
+"""Reading a run's frames: what the untrusted process claims, checked for shape and order.
+
+The only frame the zygote relies on for its meaning is "isolated", because it is written before
+the job's code runs; everything after it is data from the code under test. A frame out of order,
+an unknown kind or a field of the wrong type makes the whole report malformed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from grader import values
+
+_TYPE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,99}")
+_MAX_MESSAGE = 2000
+
+
+class _Malformed(Exception):
+    pass
+
+
+@dataclass
+class Error:
+    type: str
+    message: str
+    line: int | None
+
+    @property
+    def is_memory(self) -> bool:
+        # MemoryError, torch's OutOfMemoryError, numpy's _ArrayMemoryError, or torch's CPU
+        # allocator failing under RLIMIT_AS (a RuntimeError).
+        return self.type.endswith("MemoryError") or "can't allocate memory" in self.message
+
+    def describe(self, *, reveal: bool, where: str = "your code") -> str:
+        text = f"raised {self.type}"
+        if reveal and self.message:
+            text += f": {self.message}"
+        if self.line is not None:
+            text += f" (line {self.line} of {where})"
+        return text
+
+
+@dataclass
+class Step:
+    """One check's (or one code block's) frame."""
+
+    skipped: bool = False
+    values: list[Any] | None = None
+    unsupported: str | None = None  # why ``values`` cannot be compared
+    error: Error | None = None
+
+
+@dataclass
+class Report:
+    isolated: bool = False
+    loaded: bool = False
+    load_error: Error | None = None
+    steps: list[Step] = field(default_factory=list)
+    ended: bool = False
+    malformed: str | None = None
+
+
+def read(frames: list[dict[str, Any]], *, step_kind: str, count: int) -> Report:
+    """Interpret ``frames`` for a run of ``count`` checks ("check") or code blocks ("block")."""
+    report = Report()
+    try:
+        _read(frames, report, step_kind, count)
+    except _Malformed as error:
+        report.malformed = str(error)
+    return report
+
+
+def _read(frames: list[dict[str, Any]], report: Report, step_kind: str, count: int) -> None:
+    queue = list(frames)
+    if queue and queue[0].get("kind") == "ready":
+        queue.pop(0)
+    if not queue or queue[0].get("kind") != "isolated":
+        if queue:
+            raise _Malformed("frames before the sandbox was set up")
+        return
+    queue.pop(0)
+    report.isolated = True
+    for frame in queue:
+        if report.ended:
+            raise _Malformed("a frame after the end")
+        kind = frame.get("kind")
+        if kind == "end":
+            report.ended = True
+        elif kind == "loaded" and step_kind == "check" and not report.loaded:
+            report.loaded = True
+            report.load_error = _error(frame.get("error"))
+        elif kind == step_kind and (report.loaded or step_kind == "block"):
+            if report.load_error or frame.get("index") != len(report.steps):
+                raise _Malformed("a step out of order")
+            if len(report.steps) >= count:
+                raise _Malformed("more steps than were asked for")
+            report.steps.append(_step(frame))
+        else:
+            raise _Malformed(f"an unexpected frame {str(kind)[:40]!r}")
+    complete = len(report.steps) == count
+    if report.ended and step_kind == "check" and not report.load_error and not complete:
+        raise _Malformed("an end before every check ran")
+
+
+def _step(frame: dict[str, Any]) -> Step:
+    step = Step()
+    if frame.get("skipped") is True:
+        step.skipped = True
+    elif "error" in frame and frame["error"] is not None:
+        step.error = _error(frame["error"])
+    elif "values" in frame:
+        if type(frame["values"]) is not list:
+            raise _Malformed("values that are not a list")
+        step.values = frame["values"]
+        step.unsupported = values.unsupported(step.values)
+    elif frame.get("kind") != "block":
+        raise _Malformed("a check with neither values nor an error")
+    return step
+
+
+def _error(raw: Any) -> Error | None:
+    if raw is None:
+        return None
+    if type(raw) is not dict:
+        raise _Malformed("an error that is not a dict")
+    kind, message, line = raw.get("type"), raw.get("message"), raw.get("line")
+    if type(kind) is not str or not _TYPE_NAME.fullmatch(kind):
+        raise _Malformed("an error without a type name")
+    if type(message) is not str or (line is not None and type(line) is not int):
+        raise _Malformed("an error with malformed fields")
+    return Error(kind, message[:_MAX_MESSAGE], line)

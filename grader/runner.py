@@ -1,0 +1,185 @@
+"""What runs inside the sandboxed process: isolate, run the code, report raw outputs.
+
+Nothing here decides a verdict. The process only reports, as frames on fd 3, whether the code
+loaded, and for every check either the values of its ``compare`` expressions or the exception it
+raised; the zygote compares them with the reference's. Submitted code runs in this same process, so
+it can overwrite anything in this module, and the zygote trusts none of what arrives here except
+the order of the frames written before the code ran ("isolated").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import linecache
+import math
+import os
+import sys
+import traceback
+import types
+from typing import Any, NoReturn
+
+import torch
+
+from grader import frames, values
+from grader.isolate import RESULT_FD, Limits, isolate
+
+SUBMISSION_FILE = "submission.py"
+MAX_MESSAGE = 2000
+EXIT_SETUP_FAILED = 70
+
+
+def serve(*, announce_ready: bool) -> NoReturn:
+    """Entry point of a sandboxed process whose fds are 0=job, 1 and 2=output, 3=results."""
+    status = EXIT_SETUP_FAILED
+    try:
+        if announce_ready:
+            frames.write(RESULT_FD, {"kind": "ready"})
+        payload = json.loads(_read_all(0))
+        null = os.open("/dev/null", os.O_RDWR)
+        os.dup2(null, 0)
+        os.close(null)
+        isolate(Limits(**payload["limits"]), payload["root"])
+        torch.set_num_threads(1)
+        frames.write(RESULT_FD, {"kind": "isolated"})
+        status = 0
+        if payload["mode"] == "snippets":
+            _run_snippets(payload["blocks"])
+        else:
+            _run_checks(payload["code"], payload["checks"], payload["cuda"])
+        frames.write(RESULT_FD, {"kind": "end"})
+    except BaseException:
+        # Setup failures are ours (the zygote logs them); after setup, the learner sees this.
+        traceback.print_exc()
+    finally:
+        _finish(status)
+
+
+def _finish(status: int) -> NoReturn:
+    # Closing the pipes before exiting lets the zygote read the verdict while the kernel is
+    # still tearing down this process's address space (tens of milliseconds with torch).
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BaseException):  # the output is best effort; the exit is not
+            stream.flush()
+    for fd in (1, 2, RESULT_FD):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    os._exit(status)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def describe(error: BaseException, filename: str) -> dict[str, Any]:
+    """The exception as plain data: its type, a capped message, and the line in ``filename``."""
+    try:
+        message = str(error)
+    except BaseException:
+        message = "(the exception could not be printed)"
+    line = None
+    for frame in traceback.extract_tb(error.__traceback__):
+        if frame.filename == filename:
+            line = frame.lineno
+    return {"type": type(error).__name__, "message": message[:MAX_MESSAGE], "line": line}
+
+
+def _load_module(source: str) -> types.ModuleType:
+    module = types.ModuleType("submission")
+    module.__file__ = SUBMISSION_FILE
+    sys.modules["submission"] = module
+    # Tracebacks printed by the learner's own code then show their source lines.
+    linecache.cache[SUBMISSION_FILE] = (len(source), None, source.splitlines(True), SUBMISSION_FILE)
+    exec(compile(source, SUBMISSION_FILE, "exec"), module.__dict__)  # noqa: S102 - sandboxed
+    return module
+
+
+class UnsupportedValue(TypeError):  # noqa: N818 - the name the learner reads
+    """A compare value of a type no check can compare (the verdict shows this message as is)."""
+
+
+def raises(fn: Any, *args: Any, **kwargs: Any) -> str | None:
+    """Check helper: the name of the exception ``fn(*args, **kwargs)`` raises, or None."""
+    try:
+        fn(*args, **kwargs)
+    except Exception as error:
+        return type(error).__name__
+    return None
+
+
+def _run_checks(source: str, checks: list[dict[str, Any]], cuda: bool) -> None:
+    cuda = cuda and torch.cuda.is_available()
+    try:
+        module = _load_module(source)
+    except BaseException as error:
+        frames.write(RESULT_FD, {"kind": "loaded", "error": describe(error, SUBMISSION_FILE)})
+        return
+    frames.write(RESULT_FD, {"kind": "loaded", "error": None})
+    helpers = {
+        "torch": torch,
+        "nn": torch.nn,
+        "F": torch.nn.functional,
+        "math": math,
+        "raises": raises,
+        "device": "cuda" if cuda else "cpu",
+    }
+    for index, check in enumerate(checks):
+        frame: dict[str, Any] = {"kind": "check", "index": index}
+        if check.get("requires") == "cuda" and not cuda:
+            frame["skipped"] = True
+        else:
+            try:
+                frame["values"] = _run_check(module, helpers, check)
+            except BaseException as error:
+                frame["error"] = describe(error, SUBMISSION_FILE)
+        frames.write(RESULT_FD, frame)
+
+
+def _run_check(
+    module: types.ModuleType, helpers: dict[str, Any], check: dict[str, Any]
+) -> list[Any]:
+    namespace = dict(module.__dict__)
+    namespace.update(helpers)
+    torch.manual_seed(0)
+    exec(compile(check["code"], "<check>", "exec"), namespace)  # noqa: S102 - sandboxed
+    results = []
+    for expression in check["compare"]:
+        value = _export(eval(compile(expression, "<compare>", "eval"), namespace))  # noqa: S307
+        problem = values.unsupported(value)
+        if problem:
+            raise UnsupportedValue(f"`{expression}` is {problem}, which a check cannot compare.")
+        results.append(value)
+    return results
+
+
+def _export(value: Any) -> Any:
+    """Plain CPU copies of tensors (a view would drag its whole storage along); the rest as is."""
+    kind = type(value)
+    if isinstance(value, torch.Tensor):
+        detached = value.detach()  # an nn.Parameter becomes a plain tensor here
+        if type(detached) is not torch.Tensor or detached.layout is not torch.strided:
+            return detached  # values.unsupported names the problem
+        return detached.cpu().resolve_conj().resolve_neg().clone()
+    if kind in (list, tuple):
+        return kind(_export(item) for item in value)
+    if kind is dict:
+        return {key: _export(item) for key, item in value.items()}
+    return value
+
+
+def _run_snippets(blocks: list[str]) -> None:
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    for index, block in enumerate(blocks):
+        filename = f"block-{index + 1}.py"
+        linecache.cache[filename] = (len(block), None, block.splitlines(True), filename)
+        frame: dict[str, Any] = {"kind": "block", "index": index, "error": None}
+        try:
+            exec(compile(block, filename, "exec"), namespace)  # noqa: S102 - sandboxed
+        except BaseException as error:
+            frame["error"] = describe(error, filename)
+        frames.write(RESULT_FD, frame)
+        if frame["error"]:
+            return

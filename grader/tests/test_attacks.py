@@ -1,0 +1,670 @@
+"""Hostile submissions: each asserts the exact outcome, then that the next one grades correctly.
+
+Most attacks are written as a ``probe()`` that tries something and returns "blocked" when it
+failed (the check then passes) or what it obtained when it did not (the visible check's message
+then shows it). The anchors for what to attack: ioi/isolate, DMOJ's cptbox, openedx/codejail,
+piston's tests, Judge0's symlink and environment escapes.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import textwrap
+import threading
+import time
+import uuid
+
+from grader.tests.helpers import (
+    ENV_SECRET,
+    REPO,
+    assert_still_grading,
+    code_job,
+    exercise_job,
+    probe_job,
+)
+
+
+def assert_blocked(result: dict) -> None:
+    assert result["status"] == "passed", (
+        result["checks"][0]["message"] if result["checks"] else result
+    )
+
+
+# Processes and programs
+
+
+def test_a_fork_bomb_fails_at_the_first_fork(pool):
+    result = pool.grade(code_job("import os\nwhile True:\n    os.fork()\n"))
+    assert result["status"] == "error"
+    assert "PermissionError at line 3 while loading" in result["message"]
+    assert_still_grading(pool)
+
+
+def test_subprocess_system_and_exec_cannot_start_programs(pool):
+    result = pool.grade(
+        probe_job("""
+        import os, subprocess
+        def probe():
+            outcomes = []
+            for attempt in (
+                lambda: subprocess.run(["/bin/sh", "-c", "id"], capture_output=True),
+                lambda: subprocess.run([os.sys.executable, "-c", "1"]),
+                lambda: os.execv(os.sys.executable, ["python", "-c", "1"]),
+                lambda: os.posix_spawn(os.sys.executable, ["python"], {}),
+                lambda: os.popen("id").read() or 1 / 0,
+            ):
+                try:
+                    attempt()
+                    return "started a program"
+                except (OSError, ZeroDivisionError):
+                    pass
+            status = os.system("id")
+            return "blocked" if status != 0 else "os.system worked"
+        """)
+    )
+    assert_blocked(result)
+    assert_still_grading(pool)
+
+
+# Resources
+
+
+def test_a_memory_bomb_is_out_of_memory(pool):
+    result = pool.grade(code_job("hog = bytearray(8 << 30)\n", memory_limit_mb=256))
+    assert result["status"] == "out_of_memory"
+    assert result["message"] == "Your code used more than the memory limit of 256 MB."
+    assert_still_grading(pool)
+
+
+def test_a_torch_allocation_past_the_limit_is_out_of_memory(pool):
+    job = probe_job("import torch\ndef probe():\n    return torch.ones(1 << 30).sum()\n")
+    result = pool.grade({**job, "memory_limit_mb": 512})
+    assert result["status"] == "out_of_memory"
+    assert_still_grading(pool)
+
+
+def test_an_infinite_loop_times_out(pool):
+    result = pool.grade(code_job("while True:\n    pass\n", time_limit=0.5))
+    assert result["status"] == "timed_out"
+    assert result["message"] == "Your code ran longer than the time limit of 0.5 s."
+    assert 450 <= result["duration_ms"] < 2500
+    assert_still_grading(pool)
+
+
+def test_busy_threads_time_out(pool):
+    code = """
+    import threading
+    def spin():
+        while True:
+            pass
+    for _ in range(8):
+        threading.Thread(target=spin, daemon=True).start()
+    spin()
+    """
+    result = pool.grade(code_job(code, time_limit=0.5))
+    assert result["status"] == "timed_out"
+    assert_still_grading(pool)
+
+
+def test_sleeping_forever_times_out(pool):
+    result = pool.grade(code_job("import time\ntime.sleep(10_000)\n", time_limit=0.5))
+    assert result["status"] == "timed_out"
+    assert_still_grading(pool)
+
+
+def test_ignoring_every_signal_still_times_out(pool):
+    code = """
+    import signal
+    for sig in signal.valid_signals():
+        try:
+            signal.signal(sig, signal.SIG_IGN)
+        except (OSError, ValueError):
+            pass
+    def probe():
+        while True:
+            pass
+    """
+    result = pool.grade(probe_job(code, time_limit=0.5))
+    assert result["status"] == "timed_out"
+    assert result["checks"][0]["status"] == "error"
+    assert result["checks"][0]["message"].startswith("Stopped here: ")
+    assert_still_grading(pool)
+
+
+def test_filling_the_disk_fails_with_a_full_disk(pool):
+    result = pool.grade(
+        probe_job("""
+        import os
+        def probe():
+            written = {}
+            for directory in ("/sandbox", "/tmp", "/dev/shm"):
+                written[directory] = 0
+                try:
+                    with open(os.path.join(directory, "fill"), "wb") as f:
+                        while written[directory] < 1 << 30:
+                            f.write(b"x" * (1 << 20))
+                            written[directory] += 1 << 20
+                except OSError:
+                    continue
+                return f"wrote 1 GiB to {directory}"
+            return "blocked" if max(written.values()) <= 32 << 20 else str(written)
+        """)
+    )
+    assert_blocked(result)
+    assert_still_grading(pool)
+
+
+def test_many_small_files_run_out_of_inodes(pool):
+    result = pool.grade(
+        probe_job("""
+        def probe():
+            for i in range(100_000):
+                try:
+                    open(f"/tmp/f{i}", "w").close()
+                except OSError:
+                    return "blocked" if i < 1000 else f"created {i} files"
+            return "created 100000 files"
+        """)
+    )
+    assert_blocked(result)
+    assert_still_grading(pool)
+
+
+def test_runaway_output_is_capped(pool):
+    code = """
+    import sys
+    def probe():
+        for _ in range(20_000):
+            print("o" * 1000)
+            print("e" * 1000, file=sys.stderr)
+        return "blocked"
+    """
+    result = pool.grade(probe_job(code))
+    assert_blocked(result)
+    assert len(result["output"]) < 9 * 1024
+    assert "[output truncated:" in result["output"]
+    assert_still_grading(pool)
+
+
+def test_a_huge_exception_message_is_capped(pool):
+    result = pool.grade(probe_job("def probe():\n    raise ValueError('x' * 50_000_000)\n"))
+    assert result["status"] == "failed"
+    message = result["checks"][0]["message"]
+    assert message.startswith("Raised ValueError: xxx")
+    assert len(message) < 2100
+    assert_still_grading(pool)
+
+
+def test_deep_recursion_fails_the_check(pool):
+    result = pool.grade(probe_job("def probe(n=0):\n    return probe(n + 1)\n"))
+    assert result["status"] == "failed"
+    assert result["checks"][0]["message"].startswith("Raised RecursionError")
+    assert_still_grading(pool)
+
+
+def test_unbounded_native_recursion_is_a_crash(pool):
+    code = """
+    import sys
+    sys.setrecursionlimit(10**8)
+    def probe():
+        nested = []
+        for _ in range(10**6):
+            nested = [nested]
+        return repr(nested)  # recursion in C, past the 8 MiB stack
+    """
+    result = pool.grade(probe_job(code))
+    assert result["status"] == "error"
+    assert "killed by SIGSEGV" in result["message"]
+    assert_still_grading(pool)
+
+
+def test_a_segfault_is_an_error(pool):
+    result = pool.grade(code_job("import ctypes\nctypes.string_at(0)\n"))
+    assert result["status"] == "error"
+    assert result["message"] == (
+        "Your code's process was killed by SIGSEGV (a crash in native code) before it finished."
+    )
+    assert_still_grading(pool)
+
+
+# The network and the host
+
+
+def test_no_socket_of_any_kind_can_be_opened(pool):
+    result = pool.grade(
+        probe_job("""
+        import socket
+        def probe():
+            attempts = {
+                "postgres": lambda: socket.create_connection(("127.0.0.1", 5432), timeout=1),
+                "redis": lambda: socket.create_connection(("127.0.0.1", 6379), timeout=1),
+                "udp": lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(
+                    b"x", ("127.0.0.1", 53)),
+                "raw": lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP),
+                "ipv6": lambda: socket.create_connection(("::1", 5432), timeout=1),
+                "unix": lambda: socket.socket(socket.AF_UNIX).connect(
+                    "/var/run/postgresql/.s.PGSQL.5432"),
+                "pair": lambda: socket.socketpair(),
+                "netlink": lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW),
+            }
+            for name, attempt in attempts.items():
+                try:
+                    attempt()
+                    return f"{name} connected"
+                except PermissionError:
+                    pass
+            return "blocked"
+        """)
+    )
+    assert_blocked(result)
+    assert_still_grading(pool)
+
+
+def test_the_environment_holds_nothing_from_the_caller(pool):
+    result = pool.grade(
+        probe_job("""
+        import os
+        def probe():
+            environ = dict(os.environ)
+            expected = {"HOME", "TMPDIR", "LANG", "OMP_NUM_THREADS"}
+            if set(environ) != expected:
+                return str(sorted(environ))
+            try:
+                with open("/proc/self/environ", "rb") as f:  # not readable: not dumpable
+                    if b"sentinel" in f.read():
+                        return "secret in /proc/self/environ"
+            except PermissionError:
+                pass
+            return "blocked"
+        """)
+    )
+    assert_blocked(result)
+    assert_still_grading(pool)
+
+
+def test_project_files_secrets_and_the_database_are_not_visible(pool):
+    # The path to the grader venv's site-packages exists (it is mounted there); nothing else does.
+    targets = [
+        str(REPO / "db.sqlite3"),
+        str(REPO / ".env"),
+        str(REPO / "quizbank" / "settings.py"),
+        str(REPO / "manage.py"),
+        str(REPO / "practice"),
+        str(REPO / "grader" / "README.md"),
+        str(REPO / "fixtures" / "bank" / "README.md"),
+        str(REPO / ".venv" / "pyvenv.cfg"),
+        "/etc/shadow",
+        "/etc/ssl/private",
+        "/root/.bashrc",
+        "/root/.ssh",
+        "/home",
+        "/var/run/postgresql",
+        "/sys/fs/cgroup",
+        "/proc/1/environ",
+        "/proc/1/root/etc/shadow",
+    ]
+    result = pool.grade(
+        probe_job(f"""
+        import os
+        def probe():
+            for path in {targets!r}:
+                if os.path.exists(path):
+                    return f"can see {{path}}"
+            repo = {str(REPO)!r}
+            if os.path.exists(repo) and os.listdir(repo) != [".venv-grader"]:
+                return f"can list {{os.listdir(repo)}}"
+            pids = [name for name in os.listdir("/proc") if name.isdigit()]
+            if pids != [str(os.getpid())]:
+                return f"can see processes {{pids}}"
+            with open("/etc/passwd") as f:
+                if "root:x:0:0::/:" not in f.read():
+                    return "the host's /etc/passwd"
+            return "blocked"
+        """)
+    )
+    assert_blocked(result)
+    assert_still_grading(pool)
+
+
+def test_its_own_memory_holds_no_secret_and_no_reference_solution(pool):
+    # The reference carries a token the submission only knows by its hash: finding the token
+    # anywhere in its memory would mean the fork leaked the reference (or the web's environment).
+    token = uuid.uuid4().hex
+    reference = f"def probe():\n    'ref-sentinel-{token}'\n    return 'blocked'\n"
+    hashes = {
+        "ref": hashlib.sha256(token.encode()).hexdigest(),
+        "env": hashlib.sha256(ENV_SECRET.removeprefix("env-sentinel-").encode()).hexdigest(),
+    }
+    scan = f"""
+    import ctypes, hashlib
+    HASHES = {hashes!r}
+    def probe():
+        # /proc/self/mem is closed to a non-dumpable process; ctypes reads the same bytes.
+        scanned = 0
+        with open("/proc/self/maps") as maps:
+            regions = [line.split() for line in maps]
+        for fields in regions:
+            # Writable or anonymous memory: the heap, stacks, data; not code or device maps.
+            if not fields[1].startswith("rw") or len(fields) > 5 and fields[5].startswith(
+                    ("/dev", "[v")):
+                continue
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            data = ctypes.string_at(start, end - start)
+            scanned += len(data)
+            at = data.find(b"-sentinel-")
+            while at >= 0:
+                kind, token = data[at - 3:at].decode("latin-1"), data[at + 10:at + 42]
+                if hashlib.sha256(token).hexdigest() == HASHES.get(kind):
+                    return f"found the {{kind}} secret"
+                at = data.find(b"-sentinel-", at + 1)
+        return "blocked" if scanned > 50 << 20 else f"scanned only {{scanned}} bytes"
+    """
+    # Grade something else first, so the zygote has this reference's outputs cached in memory.
+    job = {**probe_job(scan), "reference": reference}
+    first = pool.grade({**job, "code": "def probe():\n    return 'blocked'\n"})
+    assert first["status"] == "passed"
+    assert_blocked(pool.grade(job))
+    assert_still_grading(pool)
+
+
+def test_killing_the_parent_and_every_process_does_nothing(pool):
+    # Its parent (the fork server) is outside its PID namespace: getppid() is 0. What it can
+    # name is init (pid 1), which ignores it, and -1, "everyone it may signal": nobody else.
+    result = pool.grade(
+        probe_job("""
+        import os, signal
+        def probe():
+            if os.getppid() != 0:
+                return f"sees its parent as pid {os.getppid()}"
+            for pid in (1, -1):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (PermissionError, ProcessLookupError):
+                    pass
+            return "blocked"
+        """)
+    )
+    assert_blocked(result)
+    assert_still_grading(pool)
+
+
+def test_dangerous_syscalls_are_refused(pool):
+    # x86-64 numbers: the filter must refuse each, whatever Python wraps or not.
+    result = pool.grade(
+        probe_job("""
+        import ctypes, errno
+        libc = ctypes.CDLL(None, use_errno=True)
+        CALLS = {"ptrace": (101, 16, 1, 0, 0), "ptrace traceme": (101, 0, 0, 0, 0),
+                 "unshare": (272, 0x10000000), "setns": (308, 0, 0), "mount": (165, 0, 0, 0, 0),
+                 "umount2": (166, 0, 0), "pivot_root": (155, 0, 0), "chroot": (161, 0),
+                 "bpf": (321, 0, 0, 0), "io_uring_setup": (425, 1, 0), "keyctl": (250, 0),
+                 "add_key": (248, 0, 0, 0, 0, 0), "perf_event_open": (298, 0, 0, -1, -1, 0),
+                 "userfaultfd": (323, 0), "process_vm_readv": (310, 1, 0, 0, 0, 0, 0),
+                 "kexec_load": (246, 0, 0, 0, 0), "init_module": (175, 0, 0, 0),
+                 "personality": (135, 0x0040000), "pidfd_open": (434, 1, 0),
+                 "fork": (57,), "vfork": (58,), "execve": (59, 0, 0, 0),
+                 "clone (a process)": (56, 17, 0, 0, 0, 0)}
+        def probe():
+            for name, (nr, *args) in CALLS.items():
+                if libc.syscall(nr, *args) != -1 or ctypes.get_errno() not in (
+                    errno.EPERM, errno.ENOSYS):
+                    return f"{name} was allowed"
+            if libc.syscall(435, 0, 0) != -1 or ctypes.get_errno() != errno.ENOSYS:
+                return "clone3 did not fail with ENOSYS"
+            return "blocked"
+        """)
+    )
+    assert_blocked(result)
+    assert_still_grading(pool)
+
+
+def test_a_syscall_through_another_abi_kills_the_process(pool):
+    # x32 numbers (bit 30 set) bypass a filter that only knows x86-64 numbers; ours kills.
+    code = "import ctypes\nctypes.CDLL(None).syscall(0x40000000 + 41, 2, 1, 0)\n"
+    result = pool.grade(code_job(code))
+    assert result["status"] == "error"
+    assert "killed by SIGSYS" in result["message"]
+    assert_still_grading(pool)
+
+
+def test_threads_left_running_die_with_the_run(pool):
+    code = """
+    import threading, time
+    def linger():
+        while True:
+            for path in ("/tmp/ghost", "/dev/shm/ghost", "/sandbox/ghost"):
+                open(path, "w").write("still here")
+            time.sleep(0.01)
+    threading.Thread(target=linger).start()
+    def probe():
+        return "blocked"
+    """
+    result = pool.grade(probe_job(code, time_limit=5))
+    assert_blocked(result)
+    assert result["duration_ms"] < 3000  # the verdict did not wait for the thread
+    later = pool.grade(
+        probe_job("""
+        import os, time
+        def probe():
+            time.sleep(0.2)
+            found = [p for p in ("/tmp/ghost", "/dev/shm/ghost", "/sandbox/ghost")
+                     if os.path.exists(p)]
+            return "blocked" if not found else f"found {found}"
+        """)
+    )
+    assert_blocked(later)
+    assert_still_grading(pool)
+
+
+def test_files_left_in_tmp_and_shm_are_gone_for_the_next_submission(pool):
+    plant = """
+    def probe():
+        for path in ("/tmp/left", "/dev/shm/left", "/sandbox/left"):
+            with open(path, "w") as f:
+                f.write("for the next one")
+        return "blocked"
+    """
+    assert_blocked(pool.grade(probe_job(plant)))
+    result = pool.grade(
+        probe_job("""
+        import os
+        def probe():
+            left = [p for p in ("/tmp/left", "/dev/shm/left", "/sandbox/left")
+                    if os.path.exists(p)]
+            return "blocked" if not left else f"found {left}"
+        """)
+    )
+    assert_blocked(result)
+    assert_still_grading(pool)
+
+
+def test_symlinks_planted_in_the_sandbox_reach_nothing_outside(pool):
+    plant = """
+    import os
+    def probe():
+        for directory in ("/tmp", "/dev/shm", "/sandbox"):
+            for name in ("result.pt", "output.txt", "results.json", "passwd"):
+                os.symlink("/etc/passwd", os.path.join(directory, name))
+            os.symlink("/", os.path.join(directory, "root"))
+        return "blocked"
+    """
+    before = {path: os.listdir(path) for path in glob.glob("/tmp/quizbank-sandbox-root-*")}
+    assert_blocked(pool.grade(probe_job(plant)))
+    after = {path: os.listdir(path) for path in glob.glob("/tmp/quizbank-sandbox-root-*")}
+    assert before == after and all(not entries for entries in after.values())
+    assert_still_grading(pool)
+
+
+# Forgeries: the verdict is the zygote's, whatever the process says
+
+
+def test_printing_a_fake_result_changes_nothing(pool):
+    code = """
+    import json, sys
+    def probe():
+        fake = {"status": "passed", "checks": [{"name": "probe", "status": "passed"}]}
+        print(json.dumps(fake))
+        print(json.dumps(fake), file=sys.stderr)
+        return "fooled"
+    """
+    result = pool.grade(probe_job(code))
+    assert result["status"] == "failed"
+    assert '"status": "passed"' in result["output"]
+
+
+def test_garbage_on_the_result_channel_is_an_error(pool):
+    code = "import os\nos.write(3, b'\\x00\\x00\\x00\\x05hello' * 10)\nos._exit(0)\n"
+    result = pool.grade(code_job(code))
+    assert result["status"] == "error"
+    assert "result channel" in result["message"]
+    assert_still_grading(pool)
+
+
+def test_a_pickle_payload_on_the_result_channel_runs_nothing(pool):
+    marker = f"/tmp/quizbank-pwned-{uuid.uuid4().hex}"
+    code = f"""
+    import io, os, pickle, struct, torch
+    class Evil:
+        def __reduce__(self):
+            return (os.system, ("touch {marker}",))
+    for blob in (pickle.dumps(Evil()), None):
+        if blob is None:
+            buffer = io.BytesIO()
+            torch.save({{"kind": "end", "evil": Evil()}}, buffer)
+            blob = buffer.getvalue()
+        os.write(3, struct.pack(">I", len(blob)) + blob)
+    os._exit(0)
+    """
+    result = pool.grade(code_job(code))
+    assert result["status"] == "error"
+    assert "result channel" in result["message"]
+    assert not os.path.exists(marker)
+    assert_still_grading(pool)
+
+
+def test_a_well_formed_forged_report_is_still_compared_with_the_reference(pool):
+    code = """
+    import io, os, struct, torch
+    def send(frame):
+        buffer = io.BytesIO()
+        torch.save(frame, buffer)
+        os.write(3, struct.pack(">I", len(buffer.getvalue())) + buffer.getvalue())
+    send({"kind": "loaded", "error": None})
+    send({"kind": "check", "index": 0, "values": ["fooled"]})
+    send({"kind": "end"})
+    os._exit(0)
+    """
+    result = pool.grade(code_job(code))
+    assert result["status"] == "failed"
+    assert result["checks"][0]["message"] == "the value differs: expected 'blocked', got 'fooled'"
+    assert_still_grading(pool)
+
+
+def test_a_forged_skip_does_not_pass(pool):
+    code = """
+    import io, os, struct, torch
+    def send(frame):
+        buffer = io.BytesIO()
+        torch.save(frame, buffer)
+        os.write(3, struct.pack(">I", len(buffer.getvalue())) + buffer.getvalue())
+    send({"kind": "loaded", "error": None})
+    send({"kind": "check", "index": 0, "skipped": True})
+    send({"kind": "end"})
+    os._exit(0)
+    """
+    result = pool.grade(code_job(code))
+    assert result["status"] == "failed"
+    assert result["checks"][0]["status"] == "error"
+
+
+def test_exiting_early_with_status_zero_is_an_error(pool):
+    for code, message in (
+        (
+            "import os\nos._exit(0)\n",
+            "Your code ended the process with status 0 before it finished.",
+        ),
+        ("import sys\nsys.exit(0)\n", "Your code raised SystemExit at line 2 while loading: 0"),
+    ):
+        result = pool.grade(code_job(code))
+        assert (result["status"], result["message"]) == ("error", message)
+    in_check = pool.grade(probe_job("import os\ndef probe():\n    os._exit(0)\n"))
+    assert in_check["status"] == "error"
+    assert in_check["checks"][0]["message"].startswith("Stopped here: Your code ended the process")
+    assert_still_grading(pool)
+
+
+def test_monkeypatching_torch_comparisons_changes_nothing(pool):
+    code = """
+    import torch, torch.testing
+    torch.allclose = lambda *a, **k: True
+    torch.equal = lambda *a, **k: True
+    torch.isclose = lambda a, b, **k: torch.ones_like(a, dtype=torch.bool)
+    torch.testing.assert_close = lambda *a, **k: None
+    torch.Tensor.__eq__ = lambda self, other: True
+    torch.Tensor.__ne__ = lambda self, other: False
+    def normalize_rows(x):
+        return x
+    """
+    job = exercise_job("normalize-rows", "solution.py")
+    result = pool.grade({**job, "code": textwrap.dedent(code)})
+    assert result["status"] == "failed"
+    assert result["checks"][0]["status"] == "failed"
+    assert_still_grading(pool)
+
+
+def test_an_object_equal_to_everything_is_not_comparable(pool):
+    code = """
+    class Anything:
+        def __eq__(self, other):
+            return True
+        __hash__ = object.__hash__
+    def probe():
+        return Anything()
+    """
+    result = pool.grade(probe_job(code))
+    assert result["status"] == "failed"
+    assert result["checks"][0]["message"] == (
+        "`out` is a submission.Anything, which a check cannot compare."
+    )
+
+
+def test_a_tensor_subclass_is_not_comparable(pool):
+    code = """
+    import torch
+    class Agreeable(torch.Tensor):
+        def __eq__(self, other):
+            return True
+    def normalize_rows(x):
+        return torch.zeros_like(x).as_subclass(Agreeable)
+    """
+    job = exercise_job("normalize-rows", "solution.py")
+    result = pool.grade({**job, "code": textwrap.dedent(code)})
+    assert result["status"] == "failed"
+    first = result["checks"][0]["message"]
+    assert (
+        first == "`out` is a Agreeable (a tensor subclass; return a plain torch.Tensor), "
+        "which a check cannot compare."
+    )
+
+
+# The pool itself
+
+
+def test_concurrent_submissions_are_each_graded_correctly(pool):
+    results: dict[int, dict] = {}
+    right = exercise_job("normalize-rows", "solution.py")
+    wrong = exercise_job("normalize-rows", "wrong/columns.py")
+
+    def grade(i: int) -> None:
+        results[i] = pool.grade(right if i % 2 else wrong)
+
+    threads = [threading.Thread(target=grade, args=(i,)) for i in range(6)]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [results[i]["status"] for i in range(6)] == ["failed", "passed"] * 3
+    assert time.monotonic() - started < 10

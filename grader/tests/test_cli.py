@@ -1,0 +1,56 @@
+"""The curators' command line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+from grader import cli
+from grader.tests.helpers import EXERCISES, GRADER_PYTHON, REPO
+
+
+def test_verify_prints_a_line_per_file_and_flags_a_broken_expectation(pool, tmp_path, capsys):
+    assert cli.verify(pool, EXERCISES / "normalize-rows")
+    broken = tmp_path / "broken-rows"
+    shutil.copytree(EXERCISES / "normalize-rows", broken)
+    shutil.copy(broken / "solution.py", broken / "wrong" / "actually_right.py")
+    assert not cli.verify(pool, broken)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:6] == [
+        "ok      normalize-rows/solution.py: passed",
+        "ok      normalize-rows/starter.py: failed: matches the example in the prompt; keeps the "
+        "shape and dtype of a batch; rows have unit length; leaves a zero row at zero; does not "
+        "modify its input",
+        "ok      normalize-rows/wrong/columns.py: failed: matches the example in the prompt; keeps "
+        "the shape and dtype of a batch; rows have unit length; leaves a zero row at zero",
+        "ok      normalize-rows/wrong/in_place.py: failed: does not modify its input",
+        "ok      normalize-rows/wrong/uses_normalize.py: rejected: Your code uses what this "
+        "exercise forbids: F.normalize (line 6).",
+        "ok      normalize-rows/wrong/zero_rows_nan.py: failed: leaves a zero row at zero",
+    ]
+    assert "BROKEN  broken-rows/wrong/actually_right.py: passed  (must not pass)" in lines
+    assert sum(line.startswith("BROKEN") for line in lines) == 1
+
+
+def test_the_command_runs_with_the_grader_interpreter():
+    folder = EXERCISES / "normalize-rows"
+    run = subprocess.run(
+        [
+            GRADER_PYTHON,
+            "-m",
+            "grader.cli",
+            "grade",
+            "--exercise-dir",
+            folder,
+            "--code",
+            folder / "wrong" / "in_place.py",
+            "--json",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 1, run.stderr
+    assert json.loads(run.stdout)["status"] == "failed"

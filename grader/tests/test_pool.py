@@ -1,0 +1,79 @@
+"""The client pool: how zygotes start, and what happens when one dies or stops answering."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from grader import SandboxPool
+from grader.client import ZYGOTE_ENV
+from grader.tests.helpers import GRADER_PYTHON, exercise_job, probe_job
+
+
+@pytest.fixture(scope="module")
+def own_pool() -> Iterator[SandboxPool]:
+    """A one-slot pool these tests may break without disturbing the session's pool."""
+    with SandboxPool(GRADER_PYTHON, slots=1, grace=1) as pool:
+        yield pool
+
+
+def zygote_pid(pool: SandboxPool) -> int:
+    process = pool._slots[0].process
+    assert process is not None
+    return process.pid
+
+
+def test_the_zygote_is_a_fresh_process_with_an_empty_environment(own_pool):
+    pid = zygote_pid(own_pool)
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        names = {entry.split(b"=", 1)[0].decode() for entry in f.read().split(b"\0") if entry}
+    assert names == set(ZYGOTE_ENV)
+    assert os.getsid(pid) == pid  # a session of its own
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        assert b"grader.zygote" in f.read()
+    # stdio (0-2), the two protocol pipes, the fork server socket and its own pid namespace fd
+    # at most: nothing inherited from the test process.
+    assert len(os.listdir(f"/proc/{pid}/fd")) <= 7
+
+
+def test_a_zygote_that_dies_during_a_job_gives_an_error_then_is_replaced(own_pool):
+    # The kill leaves a dead slot; the next job finds it dead and starts a new zygote first.
+    old = zygote_pid(own_pool)
+    threading.Timer(0.5, os.kill, (old, signal.SIGKILL)).start()
+    result = own_pool.grade(probe_job("import time\ndef probe():\n    time.sleep(30)\n"))
+    assert result["status"] == "error"
+    assert result["message"] == (
+        "The grader stopped unexpectedly and was restarted; your code was not graded."
+    )
+    assert own_pool.grade(exercise_job("normalize-rows", "solution.py"))["status"] == "passed"
+    assert zygote_pid(own_pool) != old
+
+
+def test_a_wedged_zygote_is_killed_and_the_job_is_an_error(own_pool):
+    os.kill(zygote_pid(own_pool), signal.SIGSTOP)
+    started = time.monotonic()
+    result = own_pool.grade(probe_job("def probe():\n    return 'blocked'\n", time_limit=0.5))
+    assert result["status"] == "error"
+    assert time.monotonic() - started < 3  # twice the time limit, plus a grace of 1 s
+    assert own_pool.grade(exercise_job("normalize-rows", "solution.py"))["status"] == "passed"
+
+
+def test_a_closed_pool_refuses_work():
+    # A GPU-kind pool without a spare process starts quickest: its zygote only imports torch.
+    pool = SandboxPool(GRADER_PYTHON, slots=1, kind="gpu", prespawn=False)
+    pid = zygote_pid(pool)
+    with pool:
+        pass
+    with pytest.raises(RuntimeError, match="closed"):
+        pool.grade(exercise_job("normalize-rows", "solution.py"))
+    assert not os.path.exists(f"/proc/{pid}")  # stopped and reaped
+
+
+def test_a_missing_interpreter_fails_loudly():
+    with pytest.raises(OSError):
+        SandboxPool("/nonexistent/python", slots=1)

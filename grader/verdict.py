@@ -1,0 +1,204 @@
+"""From a job, the reference's outputs and the submission's run to the result the learner sees.
+
+The result follows the shape of Exercism's results.json: an overall status and one sentence, one
+entry per check (name, status, message, visible), the captured output, plus the duration and how
+many checks were skipped (they need CUDA and the grader has none).
+"""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass
+from typing import Any
+
+from grader import compare, report
+from grader.supervise import Outcome
+
+UNSUPPORTED_VALUE = "UnsupportedValue"  # raised by the runner; its message names no value
+SNIPPET_MEMORY_MB = 1024
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The reference solution's outputs: per check, skipped or the compare values."""
+
+    skipped: tuple[bool, ...]
+    values: tuple[list[Any] | None, ...]
+
+
+def result(
+    status: str,
+    message: str,
+    *,
+    checks: list[dict[str, Any]] | None = None,
+    output: str = "",
+    seconds: float = 0.0,
+    skipped: int = 0,
+) -> dict[str, Any]:
+    return {
+        "status": status,
+        "message": message,
+        "checks": checks or [],
+        "output": output,
+        "duration_ms": int(seconds * 1000),
+        "skipped": skipped,
+    }
+
+
+def abnormal_end(
+    outcome: Outcome,
+    run: report.Report,
+    *,
+    time_limit: float,
+    memory_mb: int,
+    subject: str = "Your code",
+) -> tuple[str, str] | None:
+    """(status, sentence) when the run did not end with a complete, readable report."""
+    if outcome.malformed or run.malformed:
+        return "error", (
+            f"{subject} wrote to the grader's result channel, so none of its results can be "
+            "trusted."
+        )
+    if not run.isolated:
+        return (
+            "error",
+            "The sandbox could not start; this is a problem in the grader, not your code.",
+        )
+    memory = f"{subject} used more than the memory limit of {memory_mb} MB."
+    if outcome.out_of_memory:
+        return "out_of_memory", memory
+    exit = outcome.exit
+    cpu_limit_hit = exit is not None and (
+        exit.signal == signal.SIGXCPU
+        or (exit.signal == signal.SIGKILL and exit.cpu_seconds >= time_limit)
+    )
+    if outcome.timed_out or cpu_limit_hit:
+        return "timed_out", f"{subject} ran longer than the time limit of {time_limit:g} s."
+    error = run.load_error
+    if error and not error.is_memory:
+        where = "" if error.line is None else f" at line {error.line}"
+        return "error", f"{subject} raised {error.type}{where} while loading: {error.message}"
+    if error or any(step.error and step.error.is_memory for step in run.steps):
+        return "out_of_memory", memory
+    if run.ended:
+        return None
+    if exit is not None and exit.signal is not None:
+        name = signal.Signals(exit.signal).name if exit.signal in _SIGNALS else exit.signal
+        crash = " (a crash in native code)" if exit.signal == signal.SIGSEGV else ""
+        return "error", f"{subject}'s process was killed by {name}{crash} before it finished."
+    code = "" if exit is None or exit.code is None else f" with status {exit.code}"
+    return "error", f"{subject} ended the process{code} before it finished."
+
+
+_SIGNALS = {s.value for s in signal.Signals}
+
+
+def _check_entry(
+    check: dict[str, Any], skipped: bool, expected: list[Any] | None, step: report.Step
+) -> dict[str, Any]:
+    reveal = check["visible"]
+    status, message = "passed", ""
+    if skipped:
+        status, message = "skipped", "Needs CUDA, which this grader does not have."
+    elif step.error is not None:
+        status = "failed"
+        if step.error.type == UNSUPPORTED_VALUE:
+            message = step.error.message
+        else:
+            text = step.error.describe(reveal=reveal)
+            message = text[0].upper() + text[1:]
+    elif step.values is None or expected is None:
+        status, message = "error", "Not run."
+    elif step.unsupported or len(step.values) != len(expected):
+        status, message = "failed", "Returned a value that a check cannot compare."
+    else:
+        for expression, want, got in zip(check["compare"], expected, step.values, strict=True):
+            problem = compare.difference(
+                want, got, rtol=check["rtol"], atol=check["atol"], reveal=reveal
+            )
+            if problem:
+                status = "failed"
+                message = problem if check["single"] else f"`{expression}`: {problem}"
+                break
+    return {"name": check["name"], "status": status, "message": message, "visible": reveal}
+
+
+def grade(
+    job: dict[str, Any], reference: Reference, outcome: Outcome, seconds: float
+) -> dict[str, Any]:
+    """The verdict on a submission's run, against the reference's outputs."""
+    checks = job["checks"]
+    run = report.read(outcome.frames, step_kind="check", count=len(checks))
+    ending = abnormal_end(
+        outcome, run, time_limit=job["time_limit"], memory_mb=job["memory_limit_mb"]
+    )
+    steps = [] if outcome.malformed or run.malformed else run.steps
+    entries = []
+    for index, check in enumerate(checks):
+        if index < len(steps) or reference.skipped[index]:
+            step = steps[index] if index < len(steps) else report.Step()
+            entries.append(
+                _check_entry(check, reference.skipped[index], reference.values[index], step)
+            )
+            continue
+        # Never reached: the check that was running when the run ended says why.
+        message = "Not run."
+        if ending and index == len(steps) and run.loaded and not run.load_error:
+            message = f"Stopped here: {ending[1]}"
+        entries.append(
+            {
+                "name": check["name"],
+                "status": "error",
+                "message": message,
+                "visible": check["visible"],
+            }
+        )
+    skipped = sum(reference.skipped)
+    common: dict[str, Any] = {
+        "checks": entries,
+        "output": outcome.output,
+        "seconds": seconds,
+        "skipped": skipped,
+    }
+    if ending:
+        return result(*ending, **common)
+    failed = [entry["name"] for entry in entries if entry["status"] not in ("passed", "skipped")]
+    ran = len(checks) - skipped
+    if failed:
+        return result(
+            "failed", f"{len(failed)} of {ran} checks failed: {'; '.join(failed)}.", **common
+        )
+    note = ""
+    if skipped == 1:
+        note = "; 1 needs CUDA and was skipped"
+    elif skipped:
+        note = f"; {skipped} need CUDA and were skipped"
+    return result("passed", f"All {ran} checks passed{note}.", **common)
+
+
+def snippets(blocks: list[str], outcome: Outcome, time_limit: float) -> dict[str, Any]:
+    """The result of running an answer's code blocks in order, in one namespace."""
+    run = report.read(outcome.frames, step_kind="block", count=len(blocks))
+    ending = abnormal_end(outcome, run, time_limit=time_limit, memory_mb=SNIPPET_MEMORY_MB)
+    steps = [] if outcome.malformed or run.malformed else run.steps
+    entries = []
+    failure = None
+    for index in range(len(blocks)):
+        status, message = "skipped", "Not run."
+        if index < len(steps):
+            error = steps[index].error
+            status, message = "passed", ""
+            if error:
+                status, message = "failed", error.describe(reveal=True, where="the block")
+                failure = failure or f"Block {index + 1} {message}"
+        entries.append({"index": index, "status": status, "message": message})
+    status, message = ending or (
+        ("failed", failure) if failure else ("passed", f"All {len(blocks)} blocks ran.")
+    )
+    return {
+        "status": status,
+        "message": message,
+        "blocks": entries,
+        "output": outcome.output,
+        "duration_ms": int(outcome.seconds * 1000),
+    }

@@ -1,0 +1,64 @@
+"""Proving an exercise grades as it should: the reference passes, the starter and every wrong
+solution fail. One implementation for the curators' CLI (files) and the verify_bank and grade
+commands (the database)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+Grade = Callable[[str], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class FileVerdict:
+    label: str  # "solution.py", "starter.py", "wrong/<name>.py"
+    must_pass: bool
+    result: dict[str, Any]
+
+    @property
+    def passed(self) -> bool:
+        return self.result["status"] == "passed"
+
+    @property
+    def ok(self) -> bool:
+        return self.passed == self.must_pass
+
+    def summary(self) -> str:
+        """The status, and what failed: the failing checks' names, or the overall message."""
+        result = self.result
+        failing = [c for c in result.get("checks", []) if c["status"] in ("failed", "error")]
+        text = result["status"]
+        if result["status"] == "failed":
+            text += ": " + "; ".join(c["name"] for c in failing)
+        elif result["status"] != "passed":
+            text += ": " + result.get("message", "")
+        return text
+
+    def problem(self) -> str | None:
+        """Why this file breaks the exercise, or None when it behaves."""
+        if self.ok:
+            return None
+        if not self.must_pass:
+            return f"{self.label}: must fail at least one check, but passed"
+        failing = [
+            f"{c['name']}: {c.get('message', '')}"
+            for c in self.result.get("checks", [])
+            if c["status"] not in ("passed", "skipped")
+        ]
+        detail = "; ".join(failing) or self.result.get("message", "")
+        return f"{self.label}: must pass, got {self.result['status']}: {detail}"
+
+
+def exercise_files(
+    *, solution: str, starter: str, wrong: Mapping[str, str]
+) -> list[tuple[str, str, bool]]:
+    """(label, code, must pass) for every file an exercise ships."""
+    files = [("solution.py", solution, True), ("starter.py", starter, False)]
+    files += [(f"wrong/{name}.py", code, False) for name, code in sorted(wrong.items())]
+    return files
+
+
+def verify_exercise(grade: Grade, files: list[tuple[str, str, bool]]) -> list[FileVerdict]:
+    return [FileVerdict(label, must_pass, grade(code)) for label, code, must_pass in files]

@@ -1,0 +1,144 @@
+"""The zygote: one per grading slot, a fresh interpreter started by client.SandboxPool.
+
+It imports and warms torch once, forks the fork server, and then answers requests read as JSON
+lines from its stdin with JSON lines on its stdout, one at a time. It decides every verdict itself.
+If anything goes wrong that it cannot vouch for (the fork server stops answering), it exits and the
+client starts a new one; its children die with it (PDEATHSIG down the chain).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import traceback
+from typing import IO, Any
+
+from grader import jobs, linux
+from grader.cgroups import Cgroups
+from grader.pidns import InitSpawner
+
+PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _protocol_streams() -> tuple[IO[str], IO[str]]:
+    """Move the request/response pipes off fds 0 and 1, so stray prints cannot corrupt them."""
+    requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
+    responses = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    return requests, responses
+
+
+def _warm_torch(kind: str) -> None:
+    """Import and exercise what submissions use, with one thread, before anything forks.
+
+    OpenMP hangs in a forked child if the parent ever ran a parallel region, so the thread count
+    is set first. The first optimizer step imports torch._dynamo lazily (about a second); doing it
+    here keeps it out of every child. A GPU slot's zygote only compares results (its runs are
+    fresh interpreters), so it needs torch but none of the warming.
+    """
+    import torch
+
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+    if kind != "cpu":
+        return
+    import torch._dynamo  # noqa: F401
+    import torch.nn.functional as F
+    import torch.utils.data  # noqa: F401
+
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    for optimizer in (torch.optim.SGD, torch.optim.Adam, torch.optim.AdamW):
+        opt = optimizer(model.parameters(), lr=0.1)
+        loss = F.cross_entropy(model(torch.randn(3, 4)), torch.tensor([0, 1, 0]))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--kind", choices=("cpu", "gpu"), default="cpu")
+    parser.add_argument("--no-prespawn", action="store_true")
+    args = parser.parse_args(argv)
+
+    requests, responses = _protocol_streams()
+    linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)
+    inits = InitSpawner.start()  # first, while this process is small and cheap to fork
+    _warm_torch(args.kind)
+    # Imported after torch is warm; everything a child needs must be imported before the fork.
+    from grader import grading, isolate, runner, seccomp, verdict  # noqa: F401
+    from grader.forkserver import ForkServer
+    from grader.supervise import Supervisor, SupervisorError
+
+    isolate.mount_plan()
+    seccomp.preload()
+    root = _root_mountpoint()
+    cgroups = Cgroups()
+    server = ForkServer.start(inits)
+    grader = grading.Grader(
+        Supervisor(server, cgroups, PACKAGE_ROOT),
+        kind=args.kind,
+        root=root,
+        prespawn=not args.no_prespawn,
+    )
+    _send(responses, {"ready": True, "pid": os.getpid(), "layers": {"cgroups": cgroups.active}})
+    try:
+        for line in requests:
+            try:
+                response = _answer(grader, json.loads(line))
+            except (jobs.JobError, json.JSONDecodeError) as error:  # the caller's mistake
+                response = {"invalid": str(error)}
+            except SupervisorError:
+                raise
+            except Exception:  # a bug here must not take the slot down with a wrong verdict
+                traceback.print_exc()
+                message = "The grader failed internally; this is not a problem with your code."
+                response = {"result": verdict.result("error", message)}
+            _send(responses, response)
+            grader.refill()
+    finally:
+        with contextlib.suppress(OSError):
+            os.rmdir(root)  # empty on the host: sandboxes mount over it in their own namespace
+
+
+def _root_mountpoint() -> str:
+    """An empty directory to mount each sandbox's root on (in the child's own mount namespace).
+
+    Directories of zygotes that were killed before they could remove theirs are removed here.
+    """
+    prefix = "quizbank-sandbox-root-"
+    parent = tempfile.gettempdir()
+    for name in os.listdir(parent):
+        owner = name.removeprefix(prefix).split("-")[0]
+        if name.startswith(prefix) and owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+            with contextlib.suppress(OSError):
+                os.rmdir(os.path.join(parent, name))
+    return tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")
+
+
+def _answer(grader: Any, request: Any) -> dict[str, Any]:
+    op = request.get("op") if isinstance(request, dict) else None
+    if op == "grade" and "job" in request:
+        return {"result": grader.grade(request["job"])}
+    if op == "snippets" and {"blocks", "time_limit"} <= request.keys():
+        return {"result": grader.snippets(request["blocks"], request["time_limit"])}
+    raise jobs.JobError(f"not a request: {str(request)[:80]}")
+
+
+def _send(stream: IO[str], message: dict[str, Any]) -> None:
+    stream.write(json.dumps(message) + "\n")
+    stream.flush()
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except BrokenPipeError:
+        sys.exit(0)

@@ -1,0 +1,50 @@
+"""The Django side's handle on the grader: one sandbox pool per process and kind, started lazily,
+and the job an exercise makes. Submitted code only ever runs inside the pool's sandboxes."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from django.conf import settings
+
+from grader import SandboxPool
+from quizbank.models import Exercise
+
+_pools: dict[str, SandboxPool] = {}
+_lock = threading.Lock()
+
+
+def sandbox_pool(kind: str = "cpu") -> SandboxPool:
+    with _lock:
+        pool = _pools.get(kind)
+        if pool is None:
+            slots = settings.GRADER_SLOTS if kind == "cpu" else 1
+            pool = SandboxPool(
+                python=settings.GRADER_PYTHON, slots=slots, kind="gpu" if kind == "gpu" else "cpu"
+            )
+            _pools[kind] = pool
+        return pool
+
+
+def close_pools() -> None:
+    with _lock:
+        for pool in _pools.values():
+            pool.close()
+        _pools.clear()
+
+
+def exercise_job(exercise: Exercise, code: str) -> dict[str, Any]:
+    return {
+        "code": code,
+        "reference": exercise.solution_code,
+        "checks": exercise.checks,
+        "forbid": exercise.forbid,
+        "time_limit": exercise.time_limit,
+        "memory_limit_mb": exercise.memory_limit_mb,
+        "queue": exercise.queue,
+    }
+
+
+def grade(exercise: Exercise, code: str) -> dict[str, Any]:
+    return sandbox_pool(exercise.queue).grade(exercise_job(exercise, code))

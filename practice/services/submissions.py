@@ -1,0 +1,169 @@
+"""Workflows around submissions: create (and enqueue), grade, and sweep what got stuck."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import User
+from grader.jobs import JobError
+from grader.limits import MAX_OUTPUT_CHARS
+from quizbank.models import Question
+
+from .. import grader_client, workers
+from ..models import MAX_CODE_BYTES, MAX_TRIES, Submission
+from . import learning
+
+log = logging.getLogger(__name__)
+
+NO_GPU_WORKER = (
+    "No GPU worker is online: this submission waits in the GPU queue and is graded as soon as one "
+    "connects."
+)
+GRADED_ON_CPU = (
+    "Graded on the CPU because this site has no GPU worker; GPU-only checks were skipped."
+)
+
+
+def submission_create(*, user: User, question: Question, code: str) -> Submission:
+    """Store a submission and enqueue its grading once the row is committed.
+
+    Preconditions: `question` is visible to `user`. Raises ValidationError naming the field."""
+    exercise = getattr(question, "exercise", None)
+    if exercise is None:
+        raise ValidationError({"question": "This question has no code exercise to submit to."})
+    size = len(code.encode("utf-8"))
+    if size > MAX_CODE_BYTES:
+        raise ValidationError(
+            {"code": f"The code is {size} bytes; the limit is {MAX_CODE_BYTES >> 10} KiB."}
+        )
+    if not code.strip():
+        raise ValidationError({"code": "The code is empty."})
+    submission = Submission(user=user, question=question, code=code, queue=exercise.queue)
+    _mark_queued(submission, now=timezone.now())
+    submission.full_clean()
+    submission.save()
+    transaction.on_commit(lambda: _enqueue(submission.pk, submission.queue))
+    return submission
+
+
+def _mark_queued(submission: Submission, *, now: Any) -> None:
+    submission.status = Submission.Status.QUEUED
+    if submission.queue == Submission.Queue.GPU and not settings.CELERY_TASK_ALWAYS_EAGER:
+        waiting = not workers.gpu_worker_online()
+        submission.message = NO_GPU_WORKER if waiting else ""
+        submission.deadline_at = now + timedelta(seconds=settings.GRADER_GPU_QUEUE_DEADLINE)
+    else:
+        submission.message = ""
+        submission.deadline_at = now + timedelta(seconds=settings.GRADER_QUEUE_DEADLINE)
+
+
+def _enqueue(submission_id: int, queue: str) -> None:
+    from ..tasks import grade_submission
+
+    grade_submission.apply_async(args=[submission_id], queue=queue)
+
+
+def submission_grade(*, submission_id: int, worker: str) -> Submission | None:
+    """Grade one submission in the sandbox and store its verdict.
+
+    Safe to call again for a submission (a redelivered task): a finished one is left as is."""
+    with transaction.atomic():
+        submission = (
+            Submission.objects.select_for_update(of=("self",))
+            .select_related("question__exercise")
+            .filter(pk=submission_id)
+            .first()
+        )
+        if submission is None or submission.finished:
+            return submission
+        exercise = submission.question.exercise
+        submission.status = Submission.Status.RUNNING
+        submission.tries += 1
+        submission.worker = worker[:200]
+        submission.started_at = timezone.now()
+        margin = settings.GRADER_RUNNING_MARGIN
+        submission.deadline_at = submission.started_at + timedelta(
+            seconds=exercise.time_limit + margin
+        )
+        submission.save(update_fields=["status", "tries", "worker", "started_at", "deadline_at"])
+
+    learners_fault = True
+    try:
+        verdict = grader_client.grade(exercise, submission.code)
+    except JobError as exc:
+        learners_fault = False
+        # The exercise itself is broken (saved past validation, or a bank bug): the learner gets a
+        # final answer at once, and the curators a log line naming the exercise.
+        log.error("exercise %s cannot be graded: %s", submission.question.slug, exc)
+        verdict = {
+            "status": Submission.Status.ERROR,
+            "message": (
+                "This exercise cannot be graded right now: it is being fixed. Your code was kept; "
+                f"submit again later. (Reason: {exc})"
+            ),
+        }
+    submission.status = verdict["status"]
+    submission.checks = [
+        {
+            "name": c["name"],
+            "status": c["status"],
+            "message": c.get("message", ""),
+            "visible": c.get("visible", False),
+        }
+        for c in verdict.get("checks", [])
+    ]
+    submission.message = verdict.get("message", "")
+    if exercise.queue == Submission.Queue.GPU and verdict.get("skipped"):
+        submission.message = f"{submission.message} {GRADED_ON_CPU}".strip()
+    submission.output = verdict.get("output", "")[:MAX_OUTPUT_CHARS]
+    submission.duration_ms = verdict.get("duration_ms")
+    submission.finished_at = timezone.now()
+    submission.deadline_at = None
+    submission.save()
+    if learners_fault:  # a broken exercise is never scored against the learner
+        learning.verdict_record(submission=submission)
+    return submission
+
+
+def submission_sweep(*, now: Any = None) -> dict[str, int]:
+    """Re-enqueue submissions stuck past their deadline; after MAX_TRIES, fail them with a reason.
+
+    A submission is a row before it is a message, so a lost message or a killed worker only delays
+    its verdict."""
+    now = now or timezone.now()
+    requeued = failed = 0
+    with transaction.atomic():
+        stuck = (
+            Submission.objects.unfinished()
+            .filter(deadline_at__lt=now)
+            .select_for_update(skip_locked=True)
+        )
+        for submission in stuck:
+            if submission.tries >= MAX_TRIES:
+                submission.status = Submission.Status.ERROR
+                submission.message = (
+                    f"Grading did not finish after {MAX_TRIES} tries"
+                    + (" (no GPU worker picked it up)" if submission.queue == "gpu" else "")
+                    + ". Please submit again; if it keeps happening, tell us."
+                )
+                submission.finished_at = now
+                submission.deadline_at = None
+                failed += 1
+            else:
+                submission.tries += 1
+                _mark_queued(submission, now=now)
+                pk, queue = submission.pk, submission.queue
+                transaction.on_commit(functools.partial(_enqueue, pk, queue))
+                requeued += 1
+            submission.save()
+    if requeued or failed:
+        log.warning("sweep: %d re-enqueued, %d failed", requeued, failed)
+    return {"requeued": requeued, "failed": failed}

@@ -1,0 +1,218 @@
+"""The question page's actions.
+
+Each action answers an htmx request with the partial it replaces, and a plain form post with a
+redirect back to the question, so every page works without JavaScript too. Anonymous visitors may
+reveal hints and the answer and try quick checks (nothing is recorded); what saves progress asks
+them to sign in and sends them back to the question afterwards."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any, cast
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpResponseBadRequest
+from django.shortcuts import redirect, render, resolve_url
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseClientRedirect
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from quizbank import selectors as bank_selectors
+from quizbank.models import Question, QuickCheck
+
+from .. import selectors
+from ..forms import NoteForm, SubmissionForm
+from ..models import Activity
+from ..services import learning, submissions
+from .pages import render_question
+
+RATINGS = {label.lower(): value for value, label in Activity.Rating.choices}
+
+
+def _question_url(question: Question) -> str:
+    return reverse("practice:question-detail", args=[question.slug])
+
+
+def _sign_in_first(request, next_url: str):
+    login_url = f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': next_url})}"
+    if request.htmx:
+        return HttpResponseClientRedirect(login_url)
+    return redirect(login_url)
+
+
+def _back(request, default: str) -> str:
+    target = request.POST.get("next", "")
+    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        return target
+    return default
+
+
+@require_POST
+def hint_reveal(request, slug: str, order: int):
+    question = bank_selectors.question_get(user=request.user, slug=slug)
+    bank_selectors.hint_order_check(question=question, order=order)
+    hints = list(question.hints.all())
+    revealed = order
+    if request.user.is_authenticated:
+        progress = learning.hint_reveal(user=request.user, question=question, order=order)
+        revealed = max(order, progress.hints_revealed)
+    if not request.htmx:
+        return redirect(f"{_question_url(question)}?hints={revealed}#hint-{order}")
+    context = {"question": question, "hints": hints, "revealed": revealed, "focus": order}
+    return render(request, "practice/_hints.html", context)
+
+
+@require_POST
+def answer_reveal(request, slug: str):
+    question = bank_selectors.question_get(user=request.user, slug=slug)
+    card = None
+    if request.user.is_authenticated:
+        learning.answer_reveal(user=request.user, question=question)
+        card = selectors.question_state(user=request.user, question=question).card
+    if not request.htmx:
+        return redirect(f"{_question_url(question)}?answer=1#answer")
+    context = {"question": question, "answer_shown": True, "card": card, "focus": True}
+    return render(request, "practice/_answer.html", context)
+
+
+def _quick_check_response(check: QuickCheck, data) -> object | None:
+    """The learner's answer from the form, in the shape QuickCheck.is_correct takes."""
+    try:
+        if check.kind == QuickCheck.Kind.SINGLE:
+            return int(data["choice"])
+        if check.kind == QuickCheck.Kind.MULTIPLE:
+            return [int(v) for v in data.getlist("choice")] or None
+    except (KeyError, ValueError):
+        return None
+    text = data.get("text", "")
+    return text if text.strip() else None
+
+
+@require_POST
+def quick_check_answer(request, slug: str, pk: int):
+    check = bank_selectors.quick_check_get(user=request.user, slug=slug, pk=pk)
+    response = _quick_check_response(check, request.POST)
+    if response is None:
+        result = {"error": "Choose an answer first." if check.choices else "Type an answer first."}
+    else:
+        result = learning.quick_check_answer(user=request.user, check=check, response=response)
+    if not request.htmx:
+        question = bank_selectors.question_page_get(user=request.user, pk=check.question_id)
+        return render_question(request, question, check_results={check.pk: result})
+    return render(request, "practice/_quick_check_result.html", {"check": check, "result": result})
+
+
+@require_POST
+def rate(request, slug: str):
+    question = bank_selectors.question_get(user=request.user, slug=slug)
+    if not request.user.is_authenticated:
+        return _sign_in_first(request, _question_url(question))
+    rating = RATINGS.get(request.POST.get("rating", ""))
+    if rating is None:
+        return HttpResponseBadRequest("Rate with again, hard, good or easy.")
+    card = learning.review_rate(user=request.user, question=question, rating=rating)
+    label = Activity.Rating(rating).label.lower()
+    back = _back(request, "")
+    if request.htmx and not back:
+        context = {"question": question, "card": card, "rated": rating, "rated_label": label}
+        return render(request, "practice/_rating.html", context)
+    # From the review queue (`next`) or without JavaScript: on to the next page, with a word.
+    messages.success(request, f"Rated “{label}”: next review {card.due:%-d %b %Y, %H:%M} UTC.")
+    back = back or f"{_question_url(question)}#answer"
+    return HttpResponseClientRedirect(back) if request.htmx else redirect(back)
+
+
+@require_POST
+def bookmark(request, slug: str):
+    question = bank_selectors.question_get(user=request.user, slug=slug)
+    if not request.user.is_authenticated:
+        return _sign_in_first(request, _question_url(question))
+    bookmarked = learning.bookmark_toggle(user=request.user, question=question)
+    if request.htmx:
+        context = {"question": question, "bookmarked": bookmarked, "changed": True}
+        return render(request, "practice/_bookmark.html", context)
+    return redirect(_back(request, _question_url(question)))
+
+
+@require_POST
+def note(request, slug: str):
+    question = bank_selectors.question_get(user=request.user, slug=slug)
+    if not request.user.is_authenticated:
+        return _sign_in_first(request, f"{_question_url(question)}#note")
+    form = NoteForm(request.POST)
+    saved = None
+    if form.is_valid():
+        try:
+            saved = learning.note_save(
+                user=request.user, question=question, text=form.cleaned_data["text"]
+            )
+        except ValidationError as error:
+            form.add_error("text", error.message_dict["text"])
+    if not request.htmx:
+        if form.errors:
+            messages.error(request, " ".join(str(e) for e in form.errors["text"]))
+        return redirect(f"{_question_url(question)}#note")
+    # After an error the box keeps what was typed; after a save it shows what was kept.
+    text = request.POST.get("text", "") if form.errors else (saved.text if saved else "")
+    context = {"question": question, "form": form, "text": text, "saved": not form.errors}
+    return render(request, "practice/_note.html", context)
+
+
+def _throttled(request) -> bool:
+    # The same budget as POST /api/submissions/: one cache key per user across both.
+    view = cast(APIView, SimpleNamespace(throttle_scope="submissions"))
+    return not ScopedRateThrottle().allow_request(request, view)
+
+
+@require_POST
+def submit(request, slug: str):
+    question = bank_selectors.exercise_get(user=request.user, slug=slug).question
+    if not request.user.is_authenticated:
+        return _sign_in_first(request, f"{_question_url(question)}#exercise")
+    form = SubmissionForm(request.POST)
+    submission, error = None, ""
+    if _throttled(request):
+        error = "You are submitting very fast; wait a minute and try again."
+    elif form.is_valid():
+        try:
+            submission = submissions.submission_create(
+                user=request.user, question=question, code=form.cleaned_data["code"]
+            )
+        except ValidationError as exc:
+            error = " ".join(m for ms in exc.message_dict.values() for m in ms)
+        else:
+            # Without a broker the verdict is already there; with one this is the queued row.
+            submission.refresh_from_db()
+    else:
+        error = " ".join(str(e) for e in form.errors["code"])
+    if not request.htmx:
+        if error:
+            messages.error(request, error)
+        return redirect(f"{_question_url(question)}#exercise")
+    context: dict[str, Any] = {"submission": submission, "error": error, "question": question}
+    if submission is not None:
+        context["submissions"] = selectors.submission_list(user=request.user, question=question)
+    return render(request, "practice/_verdict.html", context)
+
+
+def submission_detail(request, pk: int):
+    if not request.user.is_authenticated:
+        return _sign_in_first(request, request.get_full_path())
+    submission = selectors.submission_get(user=request.user, pk=pk)
+    if submission is None:
+        raise Http404("No such submission.")
+    context: dict[str, Any] = {"submission": submission, "question": submission.question}
+    if not request.htmx:
+        return render(request, "practice/submission.html", context)
+    if submission.finished:
+        # The list of previous submissions changes once, when the verdict arrives.
+        context["submissions"] = selectors.submission_list(
+            user=request.user, question=submission.question
+        )
+    return render(request, "practice/_verdict.html", context)

@@ -1,0 +1,193 @@
+"""The learner's pages: the home dashboard, the question list with the learner's facets, the
+question page, review and progress. The actions a question page posts to are in actions.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.shortcuts import render
+from django.views.decorators.vary import vary_on_headers
+
+from accounts.models import Profile
+from quizbank import selectors as bank_selectors
+
+from .. import selectors
+from ..filters import LearnerQuestionFilter
+
+PAGE_SIZE = 20
+
+
+def home(request):
+    user = request.user
+    context: dict[str, Any] = {
+        "topics": bank_selectors.topic_list(),
+        "suggested": selectors.question_suggested(user=user),
+    }
+    if user.is_authenticated:
+        due = selectors.due_reviews(user=user)
+        context.update(
+            profile=Profile.objects.filter(user=user).first(),
+            due=list(due[:3]),
+            due_count=due.count(),
+            next_review_at=selectors.next_review_at(user=user),
+            in_progress=selectors.question_in_progress(user=user),
+            today=selectors.activity_today(user=user),
+            streak=selectors.streak_current(user=user),
+        )
+        profile = context["profile"]
+        goal = profile.daily_goal if profile else Profile().daily_goal
+        context.update(daily_goal=goal, goal_percent=min(100, round(100 * context["today"] / goal)))
+    return render(request, "practice/home.html", context)
+
+
+FACET_LEGENDS = {
+    "progress": "Your progress",
+    "bookmarked": "Bookmarks",
+    "topic": "Topic",
+    "difficulty": "Difficulty",
+    "kind": "Kind",
+    "application": "Real-world application",
+}
+
+
+def _facets(filterset, user) -> list[dict[str, Any]]:
+    """The list's facets in display order, each option with its count and whether it is ticked."""
+    facets = bank_selectors.question_facets(filterset)
+    if user.is_authenticated:
+        counts = selectors.state_counts(filterset.queryset_without("progress"), user=user)
+        facets["progress"] = [
+            {"value": value, "label": label, "count": counts[value]}
+            for value, label in selectors.LearnerState.choices
+        ]
+        facets["bookmarked"] = [
+            {
+                "value": "true",
+                "label": "Bookmarked",
+                "count": selectors.bookmarked_count(
+                    filterset.queryset_without("bookmarked"), user=user
+                ),
+            }
+        ]
+    groups = []
+    for name, legend in FACET_LEGENDS.items():
+        if name not in facets:
+            continue
+        chosen = filterset.form[name].value()
+        chosen = {str(chosen).lower()} if name == "bookmarked" else set(chosen or [])
+        for option in facets[name]:
+            option["selected"] = option["value"] in chosen
+        groups.append({"name": name, "legend": legend, "options": facets[name]})
+    return groups
+
+
+@vary_on_headers("HX-Request")
+def question_list(request):
+    """The list of questions, filtered by the same FilterSet as GET /api/questions/. An htmx
+    request gets only the results (the facet counts come along out of band)."""
+    rows = selectors.with_learner_state(
+        bank_selectors.question_list(user=request.user), user=request.user
+    )
+    filterset = LearnerQuestionFilter(request.GET, queryset=rows, request=request)
+    valid = filterset.is_valid()
+    questions = filterset.qs if valid else rows.none()
+    page = Paginator(questions, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "filterset": filterset,
+        "facets": _facets(filterset, request.user) if valid else [],
+        "page": page,
+        "query": query.urlencode(),
+        "filtered": any(v for k, v in request.GET.lists() if k != "page" and any(v)),
+    }
+    partial = request.htmx and not request.htmx.history_restore_request
+    template = "practice/_question_results.html" if partial else "practice/question_list.html"
+    return render(request, template, context)
+
+
+def _int(value: Any) -> int:
+    try:
+        return max(0, int(value))
+    except (TypeError, ValueError):
+        return 0
+
+
+def render_question(request, question, *, check_results=None):
+    """The question page. `?hints=N` and `?answer=1` show what a visitor without JavaScript
+    revealed (a signed-in learner's reveals are remembered anyway)."""
+    state = selectors.question_state(user=request.user, question=question)
+    hints = list(question.hints.all())
+    exercise = getattr(question, "exercise", None)
+    checks = list(question.quick_checks.all())
+    for check in checks:
+        check.result = (check_results or {}).get(check.pk)
+    context = {
+        "question": question,
+        "state": state,
+        "hints": hints,
+        "revealed": min(len(hints), max(state.hints_revealed, _int(request.GET.get("hints")))),
+        "answer_shown": state.answer_revealed or request.GET.get("answer") == "1",
+        "card": state.card,
+        "bookmarked": state.bookmarked,
+        "note": state.note,
+        "checks": checks,
+        "exercise": exercise,
+        "submissions": state.submissions,
+        "submission": state.submissions[0] if state.submissions else None,
+        "gpu": selectors.gpu_queue_state() if exercise and exercise.queue == "gpu" else {},
+        "preview": request.user.is_staff and request.GET.get("preview") == "1",
+    }
+    return render(request, "practice/question_detail.html", context)
+
+
+def question_detail(request, slug):
+    question = bank_selectors.question_page_get(user=request.user, slug=slug)
+    return render_question(request, question)
+
+
+@login_required
+def review(request):
+    due = selectors.due_reviews(user=request.user)
+    card = due.first()
+    context = {"due_count": 0, "card": card}
+    if card is not None:
+        context["due_count"] = due.count()
+        context["question"] = bank_selectors.question_page_get(
+            user=request.user, pk=card.question_id
+        )
+    else:
+        context["next_review_at"] = selectors.next_review_at(user=request.user)
+    return render(request, "practice/review.html", context)
+
+
+CELL, LEFT, TOP = 14, 26, 16
+
+
+def _heatmap_drawing(weeks) -> dict[str, object]:
+    """Where each day's square goes in the SVG heatmap: weeks are columns, Monday on top."""
+    cells, months = [], []
+    for w, week in enumerate(weeks):
+        x = LEFT + w * CELL
+        if week[0]["date"].day <= 7 and w < len(weeks) - 1:
+            months.append({"x": x, "text": week[0]["date"].strftime("%b")})
+        for d, day in enumerate(week):
+            cells.append({**day, "x": x, "y": TOP + d * CELL})
+    weekdays = [
+        {"y": TOP + d * CELL + 9, "text": name} for d, name in ((0, "Mon"), (2, "Wed"), (4, "Fri"))
+    ]
+    return {
+        "cells": cells,
+        "months": months,
+        "weekdays": weekdays,
+        "width": LEFT + len(weeks) * CELL,
+        "height": TOP + 7 * CELL,
+    }
+
+
+@login_required
+def progress(request):
+    summary = selectors.progress_summary(user=request.user)
+    context = {"summary": summary, "heatmap": _heatmap_drawing(summary["heatmap"])}
+    return render(request, "practice/progress.html", context)
