@@ -1,10 +1,95 @@
+from itertools import chain
+from typing import Any
+
+from django import forms
 from django.contrib import admin, messages
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
 
+from .bank.schema import exercise_errors
 from .models import Application, Exercise, Hint, Question, QuickCheck, Topic
+
+
+class CurationForm(forms.ModelForm):
+    """Browsers send a text area's lines with CRLF; the bank's files use LF. And a form field strips
+    the trailing newline the bank's text keeps. Without this, every save in the admin would rewrite
+    text, and the history would show changes nobody made."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():
+            if isinstance(field, forms.CharField) and isinstance(field.widget, forms.Textarea):
+                field.strip = False
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        for name, value in cleaned.items():
+            if isinstance(value, str):
+                cleaned[name] = value.replace("\r\n", "\n").replace("\r", "\n")
+        return cleaned
+
+
+# Where the bank schema's error for a file or key belongs on the exercise form.
+EXERCISE_ERROR_FIELDS = {
+    "starter.py": "starter_code",
+    "solution.py": "solution_code",
+    "wrong/": "wrong_solutions",
+    "exercise.yaml: queue": "queue",
+    "exercise.yaml: time_limit": "time_limit",
+    "exercise.yaml: memory_limit_mb": "memory_limit_mb",
+    "exercise.yaml: forbid": "forbid",
+    "exercise.yaml: checks": "checks",
+    "exercise.yaml": "checks",  # the grader's own validation of the job
+}
+
+
+class ExerciseForm(CurationForm):
+    """An exercise is validated on save exactly as load_bank validates exercise.yaml and the code
+    files (ending with the grader's own job validation), so curators cannot save one that every
+    submission would then fail on."""
+
+    class Meta:
+        model = Exercise
+        fields = [
+            "queue",
+            "time_limit",
+            "memory_limit_mb",
+            "starter_code",
+            "solution_code",
+            "checks",
+            "forbid",
+            "wrong_solutions",
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        meta: dict[str, Any] = {
+            "queue": cleaned.get("queue"),
+            "checks": cleaned.get("checks"),
+            "time_limit": cleaned.get("time_limit"),
+            "memory_limit_mb": cleaned.get("memory_limit_mb"),
+            "forbid": cleaned.get("forbid") or [],
+        }
+        record = {
+            "meta": meta,
+            "starter_code": cleaned.get("starter_code"),
+            "solution_code": cleaned.get("solution_code"),
+            "wrong_solutions": cleaned.get("wrong_solutions") or {},
+        }
+        if not isinstance(record["wrong_solutions"], dict):
+            self.add_error("wrong_solutions", "must be a mapping of name to code")
+            return cleaned
+        for where, reason in exercise_errors(record):
+            field = next(
+                (f for prefix, f in EXERCISE_ERROR_FIELDS.items() if where.startswith(prefix)),
+                None,
+            )
+            self.add_error(field, f"{where}: {reason}")
+        return cleaned
 
 
 @admin.register(Topic)
@@ -22,18 +107,21 @@ class ApplicationAdmin(admin.ModelAdmin):
 
 class HintInline(admin.TabularInline):
     model = Hint
+    form = CurationForm
     extra = 0
     ordering = ["order"]
 
 
 class QuickCheckInline(admin.StackedInline):
     model = QuickCheck
+    form = CurationForm
     extra = 0
     ordering = ["order"]
 
 
 class ExerciseInline(admin.StackedInline):
     model = Exercise
+    form = ExerciseForm
     extra = 0
     max_num = 1
     fieldsets = [
@@ -54,7 +142,9 @@ class QuestionAdmin(SimpleHistoryAdmin):
     prepopulated_fields = {"slug": ["title"]}
     filter_horizontal = ["topics", "applications"]
     readonly_fields = ["created_at", "updated_at", "published_at", "preview_link"]
+    form = CurationForm
     inlines = [HintInline, QuickCheckInline, ExerciseInline]
+    object_history_template = "admin/quizbank/question/object_history.html"
     actions = ["send_to_review", "publish", "archive"]
     fieldsets = [
         (None, {"fields": ["title", "slug", "status", "preview_link"]}),
@@ -75,6 +165,31 @@ class QuestionAdmin(SimpleHistoryAdmin):
             path("<int:pk>/preview/", preview, name="quizbank_question_preview"),
             *super().get_urls(),
         ]
+
+    def history_view(self, request, object_id, extra_context=None):
+        """The question's history, followed by the history of its hints, quick checks and
+        exercise, newest first: an edit to any part of a question shows here."""
+        question = get_object_or_404(Question.objects.all(), pk=object_id)
+        records = chain(
+            (("Hint", r) for r in Hint.history.filter(question_id=question.pk)),
+            (("Quick check", r) for r in QuickCheck.history.filter(question_id=question.pk)),
+            (("Exercise", r) for r in Exercise.history.filter(question_id=question.pk)),
+        )
+        parts = sorted(
+            (
+                {
+                    "date": record.history_date,
+                    "part": f"{label} {getattr(record, 'order', '')}".strip(),
+                    "change": record.get_history_type_display(),
+                    "user": record.history_user,
+                }
+                for label, record in records
+            ),
+            key=lambda row: row["date"],
+            reverse=True,
+        )
+        extra_context = {**(extra_context or {}), "part_history": parts}
+        return super().history_view(request, object_id, extra_context=extra_context)
 
     def preview_view(self, request, pk):
         """The learner's page itself (staff see every status there), marked as a preview: hints,

@@ -1,5 +1,7 @@
 """Factories for the learner's rows; the bank's are in quizbank/tests/factories.py."""
 
+from datetime import timedelta
+
 import factory
 from django.utils import timezone
 
@@ -23,7 +25,7 @@ class SubmissionFactory(factory.django.DjangoModelFactory):
     question = factory.LazyFunction(lambda: ExerciseFactory().question)
     code = "def double(x):\n    return x * 2\n"
     status = Submission.Status.QUEUED
-    deadline_at = factory.LazyFunction(lambda: timezone.now() + timezone.timedelta(minutes=2))
+    deadline_at = factory.LazyFunction(lambda: timezone.now() + timedelta(minutes=2))
 
 
 class QuestionProgressFactory(factory.django.DjangoModelFactory):

@@ -1,4 +1,5 @@
 import pytest
+from django import forms as django_forms
 
 from quizbank.models import Question
 
@@ -72,3 +73,98 @@ def test_edits_keep_a_history(admin_client):
     assert [h.title for h in question.history.all()] == ["Second title", "First title"]
     response = admin_client.get(f"/admin/quizbank/question/{question.pk}/history/")
     assert response.status_code == 200 and b"Second title" in response.content
+
+
+def change_form_data(admin_client, question) -> dict:
+    """What the change page would post back unchanged: the question's fields and every inline."""
+    import json
+
+    response = admin_client.get(f"/admin/quizbank/question/{question.pk}/change/")
+    forms = [("", response.context["adminform"].form)]
+    data = {}
+    for inline in response.context["inline_admin_formsets"]:
+        formset = inline.formset
+        management = formset.management_form
+        for name in management.fields:
+            data[f"{management.prefix}-{name}"] = management[name].value()
+        forms += [(f"{form.prefix}-", form) for form in formset.forms]
+    for prefix, form in forms:
+        for name, field in form.fields.items():
+            value = form[name].value()
+            if value is None:
+                continue
+            if isinstance(field, django_forms.JSONField) and not isinstance(value, str):
+                value = json.dumps(value)
+            elif isinstance(value, (list, tuple)):
+                value = [getattr(v, "pk", v) for v in value]
+            elif hasattr(value, "pk"):
+                value = value.pk
+            data[f"{prefix}{name}"] = value
+    return data
+
+
+@pytest.fixture
+def code_question():
+    from quizbank.tests.factories import ExerciseFactory, HintFactory
+
+    question = QuestionFactory(kind="code", title="Double it")
+    HintFactory(question=question, order=1, text="Multiply.")
+    HintFactory(question=question, order=2, text="By two.")
+    ExerciseFactory(question=question)
+    return question
+
+
+def test_an_exercise_the_grader_would_refuse_is_rejected_on_the_field(admin_client, code_question):
+    data = change_form_data(admin_client, code_question)
+    data["exercise-0-checks"] = '[{"name": "nonsense"}]'
+    data["exercise-0-time_limit"] = "90"
+    response = admin_client.post(f"/admin/quizbank/question/{code_question.pk}/change/", data)
+    assert response.status_code == 200  # the form again, with its errors
+    errors = response.context["inline_admin_formsets"][2].formset.forms[0].errors
+    assert "time_limit" in errors and "at most 60 seconds" in str(errors["time_limit"])
+    assert "checks" in errors and "compare" in str(errors["checks"])
+    code_question.exercise.refresh_from_db()
+    assert code_question.exercise.time_limit == 10
+
+
+def test_saving_unchanged_text_with_crlf_line_endings_changes_nothing(admin_client, code_question):
+    code_question.prompt = "Line one.\nLine two.\n"
+    code_question.save()
+    data = change_form_data(admin_client, code_question)
+    for key, value in data.items():
+        if isinstance(value, str):
+            data[key] = value.replace("\n", "\r\n")  # what a browser sends from a text area
+    response = admin_client.post(f"/admin/quizbank/question/{code_question.pk}/change/", data)
+    assert response.status_code == 302, response.context and response.context["errors"]
+    code_question.refresh_from_db()
+    assert code_question.prompt == "Line one.\nLine two.\n"
+    assert "\r" not in code_question.exercise.starter_code
+    assert code_question.hints.get(order=1).text == "Multiply."
+
+
+def test_edits_to_hints_and_the_exercise_show_in_the_question_history(admin_client, code_question):
+    hint = code_question.hints.get(order=2)
+    hint.text = "Times two."
+    hint.save()
+    exercise = code_question.exercise
+    exercise.time_limit = 5
+    exercise.save()
+    response = admin_client.get(f"/admin/quizbank/question/{code_question.pk}/history/")
+    rows = response.context["part_history"]
+    assert [(r["part"], r["change"]) for r in rows[:2]] == [
+        ("Exercise", "Changed"),
+        ("Hint 2", "Changed"),
+    ]
+    assert b"Hints, quick checks and exercise" in response.content
+
+
+def test_the_preview_shows_hints_quick_checks_and_the_exercise_editor(admin_client, code_question):
+    from quizbank.tests.factories import QuickCheckFactory
+
+    QuickCheckFactory(question=code_question, prompt="Which factor?")
+    url = f"/admin/quizbank/question/{code_question.pk}/preview/"
+    content = admin_client.get(url, follow=True).content.decode()
+    assert "Preview: this is the page learners see." in content
+    assert 'id="hints"' in content
+    assert "Which factor?" in content
+    assert 'id="exercise"' in content and "data-draft-key" in content
