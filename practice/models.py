@@ -102,6 +102,13 @@ class Submission(models.Model):
     def finished(self) -> bool:
         return self.status not in self.UNFINISHED
 
+    @property
+    def overdue(self) -> bool:
+        """Unfinished past its deadline: the page stops polling and says so."""
+        return (
+            not self.finished and self.deadline_at is not None and self.deadline_at < timezone.now()
+        )
+
 
 class OwnedQuerySet(models.QuerySet):
     """The access rule of a learner's own rows (progress, reviews, bookmarks, notes, activity):

@@ -45,6 +45,9 @@ class SubmissionViewSet(
     def get_queryset(self):
         return Submission.objects.visible_to(self.request.user).select_related("question")
 
+    def get_object(self):
+        return submissions.submission_settle_overdue(submission=super().get_object())
+
     def get_throttles(self):
         return [ScopedRateThrottle()] if self.action == "create" else []
 

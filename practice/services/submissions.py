@@ -133,6 +133,34 @@ def submission_grade(*, submission_id: int, worker: str) -> Submission | None:
     return submission
 
 
+LOST_IN_PROCESS = (
+    "Grading did not finish: the server stopped while it was grading this submission. "
+    "Your code was kept; please submit again."
+)
+
+
+def submission_settle_overdue(*, submission: Submission, now: Any = None) -> Submission:
+    """Without a broker (the embedded default) grading runs inside the request and no beat sweeps:
+    a submission still unfinished past its deadline was lost with the process that graded it.
+    End it as an error with that reason, so nobody waits for it forever. With a broker the sweep
+    does this (and retries first)."""
+    now = now or timezone.now()
+    if not settings.CELERY_TASK_ALWAYS_EAGER or submission.finished:
+        return submission
+    if submission.deadline_at is None or submission.deadline_at >= now:
+        return submission
+    with transaction.atomic():
+        locked = Submission.objects.select_for_update().get(pk=submission.pk)
+        if not locked.finished:
+            locked.status = Submission.Status.ERROR
+            locked.message = LOST_IN_PROCESS
+            locked.finished_at = now
+            locked.deadline_at = None
+            locked.save(update_fields=["status", "message", "finished_at", "deadline_at"])
+    submission.refresh_from_db()
+    return submission
+
+
 def submission_sweep(*, now: Any = None) -> dict[str, int]:
     """Re-enqueue submissions stuck past their deadline; after MAX_TRIES, fail them with a reason.
 

@@ -147,3 +147,42 @@ def test_a_job_the_grader_refuses_ends_in_error_with_its_reason(
     assert "exercise double-it cannot be graded" in caplog.text
     # The exercise's fault is not the learner's: nothing is scheduled for review.
     assert not user.review_cards.exists()
+
+
+def test_in_embedded_mode_a_submission_stuck_past_its_deadline_ends_in_error(api, user, eager):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from practice.tests.factories import SubmissionFactory
+
+    stuck = SubmissionFactory(
+        user=user, status="running", deadline_at=timezone.now() - timedelta(seconds=1)
+    )
+    api.force_authenticate(user)
+    body = api.get(f"/api/submissions/{stuck.pk}/").json()
+    assert body["status"] == "error"
+    assert "server stopped while it was grading" in body["message"]
+    assert body["finished_at"]
+
+
+def test_the_page_stops_polling_an_overdue_submission_and_says_why(client, user, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from practice.tests.factories import SubmissionFactory
+
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # with a broker the sweep, not the page, settles it
+    late = SubmissionFactory(
+        user=user, status="queued", deadline_at=timezone.now() - timedelta(seconds=5)
+    )
+    waiting = SubmissionFactory(user=user, question=late.question, status="queued")
+    client.force_login(user)
+    page = client.get(f"/submissions/{late.pk}/", headers={"HX-Request": "true"}).content.decode()
+    assert "taking longer than it should" in page
+    assert 'hx-trigger="load delay:1s"' not in page
+    page = client.get(
+        f"/submissions/{waiting.pk}/", headers={"HX-Request": "true"}
+    ).content.decode()
+    assert 'hx-trigger="load delay:1s"' in page

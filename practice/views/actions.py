@@ -207,6 +207,7 @@ def submission_detail(request, pk: int):
     submission = selectors.submission_get(user=request.user, pk=pk)
     if submission is None:
         raise Http404("No such submission.")
+    submission = submissions.submission_settle_overdue(submission=submission)
     context: dict[str, Any] = {"submission": submission, "question": submission.question}
     if not request.htmx:
         return render(request, "practice/submission.html", context)
