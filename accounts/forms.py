@@ -52,7 +52,9 @@ class AdminLoginForm(LoginThrottleMixin, AdminAuthenticationForm):
 
 class SignupForm(PlainLabels, UserCreationForm):
     email = forms.EmailField(
-        required=False, help_text="Optional: only used to reset your password."
+        required=False,
+        max_length=254,  # the column's length; longer would be a database error, not a message
+        help_text="Optional: only used to reset your password.",
     )
 
     class Meta(UserCreationForm.Meta):
@@ -62,7 +64,9 @@ class SignupForm(PlainLabels, UserCreationForm):
 
 class ProfileForm(PlainLabels, forms.ModelForm):
     email = forms.EmailField(
-        required=False, help_text="Only used to reset your password; never shown to anyone."
+        required=False,
+        max_length=254,
+        help_text="Only used to reset your password; never shown to anyone.",
     )
 
     class Meta:
