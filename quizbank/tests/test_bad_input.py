@@ -53,3 +53,17 @@ def test_an_overlong_email_on_the_profile_is_a_form_error(client, user):
     )
     assert response.status_code == 200
     assert "email" in response.context["form"].errors
+
+
+def test_pages_carry_a_content_security_policy_without_inline_scripts(client):
+    response = client.get("/")
+    policy = response["Content-Security-Policy"]
+    assert "script-src 'self'" in policy and "unsafe-inline" not in policy.split("style-src")[0]
+    assert "frame-ancestors 'none'" in policy
+    assert b"<script>" not in response.content  # every script is a file the policy allows
+
+
+def test_the_api_docs_page_still_works_under_its_own_policy(client):
+    response = client.get("/api/docs/")
+    assert response.status_code == 200
+    assert "'unsafe-inline'" in response["Content-Security-Policy"].split("style-src")[0]
