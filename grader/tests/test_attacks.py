@@ -11,6 +11,8 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import shutil
+import tempfile
 import textwrap
 import threading
 import time
@@ -668,3 +670,72 @@ def test_concurrent_submissions_are_each_graded_correctly(pool):
         thread.join()
     assert [results[i]["status"] for i in range(6)] == ["failed", "passed"] * 3
     assert time.monotonic() - started < 10
+
+
+# Issue 11: the red team's findings
+
+
+def zygote_pids(pool) -> list[int]:
+    return [slot.process.pid for slot in pool._slots if slot.process is not None]
+
+
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        tree.setdefault(ppid, []).append(int(entry))
+    return tree
+
+
+def sandbox_processes(pool) -> list[int]:
+    """Processes of the sandbox uid (65534) under this pool's zygotes."""
+    tree, found = _children(), []
+    stack = list(zygote_pids(pool))
+    while stack:
+        for child in tree.get(stack.pop(), []):
+            stack.append(child)
+            try:
+                with open(f"/proc/{child}/status") as f:
+                    uids = next(line for line in f if line.startswith("Uid:")).split()[1:]
+            except (OSError, StopIteration):
+                continue
+            if "65534" in uids:
+                found.append(child)
+    return found
+
+
+def run_cgroups(pool) -> list[str]:
+    """The per-run cgroup directories of this pool's zygotes that still exist."""
+    left = []
+    for pid in zygote_pids(pool):
+        prefix = f"quizbank-{pid}-"
+        with open(f"/proc/{pid}/cgroup") as f:
+            for line in f:
+                _, controllers, path = line.rstrip("\n").split(":", 2)
+                for controller in ("memory", "pids"):
+                    if controller in controllers.split(","):
+                        parent = os.path.join("/sys/fs/cgroup", controller, path.lstrip("/"))
+                        left += glob.glob(os.path.join(parent, prefix + "*"))
+    return left
+
+
+def test_a_removed_sandbox_mount_point_heals_itself(pool):
+    # Last: on a grader without the fix this breaks the session's pool for good.
+    tmp = tempfile.gettempdir()
+    for pid in zygote_pids(pool):
+        found = glob.glob(f"{tmp}/quizbank-sandbox-root-{pid}-*")
+        found += glob.glob(f"{tmp}/quizbank-zygote-{pid}-*")
+        assert found, pid
+        for path in found:
+            shutil.rmtree(path)
+    for _ in zygote_pids(pool):  # the idle queue hands out each slot in turn
+        result = pool.grade(exercise_job("normalize-rows", "solution.py"))
+        assert result["status"] == "passed", result
+    assert pool.layers.get("root") is True, pool.layers
+    assert_still_grading(pool)
