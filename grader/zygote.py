@@ -109,6 +109,7 @@ def main(argv: list[str] | None = None) -> None:
                 response = {"result": verdict.result("error", message)}
             response["layers"] = layers()
             _send(responses, response)
+            grader.supervisor.settle()
             grader.refill()
     finally:
         root.remove()

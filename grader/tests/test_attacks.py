@@ -725,6 +725,27 @@ def run_cgroups(pool) -> list[str]:
     return left
 
 
+LINGER = """
+import os, time
+os._exit = lambda status: time.sleep(3600)  # after its last frame: fds closed, never exits
+"""
+
+
+def test_a_run_that_outlives_its_verdict_is_killed(pool):
+    job = exercise_job("normalize-rows", "solution.py")
+    job["code"] = LINGER + job["code"]
+    for _ in range(5):
+        result = pool.grade(job)
+        assert result["status"] == "passed", result
+    deadline = time.monotonic() + 5
+    while (sandbox_processes(pool) or run_cgroups(pool)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert sandbox_processes(pool) == []
+    if pool.layers.get("cgroups"):
+        assert run_cgroups(pool) == []
+    assert_still_grading(pool)
+
+
 def test_a_removed_sandbox_mount_point_heals_itself(pool):
     # Last: on a grader without the fix this breaks the session's pool for good.
     tmp = tempfile.gettempdir()
