@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from grader import jobs
+from grader import jobs, text
 
 logger = logging.getLogger(__name__)
 
@@ -257,7 +257,7 @@ class SandboxPool:
             slot.layers = dict(response["layers"])
         if "invalid" in response:
             raise ValueError(response["invalid"])
-        return response["result"]
+        return text.clean_all(response["result"])
 
     def close(self) -> None:
         """Stop every zygote, after the jobs in flight have their verdicts."""

@@ -18,7 +18,7 @@ import tempfile
 import traceback
 from typing import IO, Any
 
-from grader import jobs, linux
+from grader import jobs, linux, text
 from grader.cgroups import Cgroups
 from grader.pidns import InitSpawner
 
@@ -107,6 +107,7 @@ def main(argv: list[str] | None = None) -> None:
                 traceback.print_exc()
                 message = "The grader failed internally; this is not a problem with your code."
                 response = {"result": verdict.result("error", message)}
+            response = text.clean_all(response)  # sandbox text: no lone surrogate, no NUL
             response["layers"] = layers()
             _send(responses, response)
             grader.supervisor.settle()

@@ -746,6 +746,48 @@ def test_a_run_that_outlives_its_verdict_is_killed(pool):
     assert_still_grading(pool)
 
 
+def all_strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from all_strings(key)
+            yield from all_strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from all_strings(item)
+
+
+def assert_storable(result: dict) -> None:
+    for text in all_strings(result):
+        text.encode("utf-8")  # no lone surrogate
+        assert "\x00" not in text
+
+
+def test_text_from_the_sandbox_can_always_be_stored(pool):
+    nasty = "'a lone \\ud800 surrogate, a NUL \\x00 and \\udcff'"
+    loading = code_job(
+        f"import sys\nsys.stdout.write('out \\x00 put')\nraise ValueError({nasty})\n"
+    )
+    result = pool.grade(loading)
+    assert result["status"] == "error"
+    assert "ValueError" in result["message"]
+    assert_storable(result)
+    for visible in (True, False):
+        job = probe_job(f"def probe():\n    raise KeyError({nasty})\n")
+        job["checks"][0]["visible"] = visible
+        result = pool.grade(job)
+        assert result["status"] == "failed"
+        assert_storable(result)
+    job = probe_job(f"def probe():\n    return {{{nasty}: {nasty}}}\n")
+    result = pool.grade(job)
+    assert result["status"] == "failed"
+    assert_storable(result)
+    snippets = pool.run_snippets([f"print('x\\x00y')\nraise ValueError({nasty})"])
+    assert snippets["status"] == "failed"
+    assert_storable(snippets)
+
+
 def test_a_removed_sandbox_mount_point_heals_itself(pool):
     # Last: on a grader without the fix this breaks the session's pool for good.
     tmp = tempfile.gettempdir()
