@@ -148,7 +148,10 @@ def _rejection(code: str, rules: list[str]) -> str | None:
         return f"Your code does not parse: {error.msg} (line {error.lineno})."
     except (ValueError, RecursionError, MemoryError) as error:
         return f"Your code does not parse: {type(error).__name__}."
-    broken = forbid.violations(tree, rules)
+    try:
+        broken = forbid.violations(tree, rules)
+    except (forbid.TooDeep, RecursionError, MemoryError):
+        return "Your code is nested too deeply to be checked."
     if broken:
         names = ", ".join(f"{rule} (line {line})" for rule, line in broken)
         return f"Your code uses what this exercise forbids: {names}."

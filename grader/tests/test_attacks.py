@@ -788,6 +788,16 @@ def test_text_from_the_sandbox_can_always_be_stored(pool):
     assert_storable(snippets)
 
 
+def test_a_very_deep_attribute_chain_is_refused_cleanly(pool):
+    for depth in (1000, 2000, 3000):
+        code = "import torch\nx = torch" + ".nn" * depth + "\ndef probe():\n    return 'blocked'\n"
+        job = {**probe_job(code), "forbid": ["torch.sort"]}
+        result = pool.grade(job)
+        assert result["status"] in ("rejected", "error"), result
+        assert "internally" not in result["message"], result
+    assert_still_grading(pool)
+
+
 def test_a_removed_sandbox_mount_point_heals_itself(pool):
     # Last: on a grader without the fix this breaks the session's pool for good.
     tmp = tempfile.gettempdir()
