@@ -71,14 +71,30 @@ def difference(
         default_rtol, default_atol = FLOAT_TOLERANCE
         r = default_rtol if rtol is None else rtol
         a = default_atol if atol is None else atol
-        if math.isnan(expected) and math.isnan(actual):
-            return None
+        if not (math.isfinite(expected) and math.isfinite(actual)):
+            # Infinities and NaN match only exactly, in kind and sign: a tolerance around
+            # an infinity would admit every finite value (inf - x <= inf).
+            if (math.isnan(expected) and math.isnan(actual)) or expected == actual:
+                return None
+            return differs(_non_finite(expected, actual))
         if expected == actual or abs(actual - expected) <= a + r * abs(expected):
             return None
         return differs(f"the value differs by {abs(actual - expected):.3g}")
     if expected != actual:
         return differs("the value differs")
     return None
+
+
+def _kind(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+inf" if value > 0 else "-inf"
+    return "a finite value"
+
+
+def _non_finite(expected: float, actual: float) -> str:
+    return f"{_kind(actual)} where {_kind(expected)} was expected"
 
 
 def _tensor_difference(

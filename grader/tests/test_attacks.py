@@ -798,6 +798,41 @@ def test_a_very_deep_attribute_chain_is_refused_cleanly(pool):
     assert_still_grading(pool)
 
 
+FLOATS = [
+    # (expected, actual, matches)
+    ("inf", "1e308", False),
+    ("inf", "-inf", False),
+    ("-inf", "inf", False),
+    ("-inf", "-1e308", False),
+    ("nan", "0.0", False),
+    ("0.0", "nan", False),
+    ("inf", "nan", False),
+    ("nan", "inf", False),
+    ("1.0", "inf", False),
+    ("inf", "inf", True),
+    ("-inf", "-inf", True),
+    ("nan", "nan", True),
+]
+
+
+def test_infinities_and_nan_match_only_exactly(pool):
+    def source(column: int) -> str:
+        items = ", ".join(f"float('{row[column]}')" for row in FLOATS)
+        return f"def value(i):\n    return [{items}][i]\n"
+
+    job = {
+        "code": source(1),
+        "reference": source(0),
+        "checks": [
+            {"name": f"value {i}", "code": f"out = value({i})", "compare": "out"}
+            for i in range(len(FLOATS))
+        ],
+    }
+    result = pool.grade(job)
+    statuses = [check["status"] for check in result["checks"]]
+    assert statuses == ["passed" if row[2] else "failed" for row in FLOATS], result
+
+
 def test_a_removed_sandbox_mount_point_heals_itself(pool):
     # Last: on a grader without the fix this breaks the session's pool for good.
     tmp = tempfile.gettempdir()
