@@ -833,6 +833,37 @@ def test_infinities_and_nan_match_only_exactly(pool):
     assert statuses == ["passed" if row[2] else "failed" for row in FLOATS], result
 
 
+def test_hidden_check_messages_name_the_property_not_the_size(pool):
+    reference = (
+        "import torch\n"
+        "def values():\n    return torch.tensor([1.0, 2.0, 3.0, 4.0])\n"
+        "def scalar():\n    return 1.25\n"
+    )
+    code = (
+        "import torch\n"
+        "def values():\n    return torch.tensor([1.0, 2.0078125, 3.0, 4.0])\n"
+        "def with_nan():\n    return torch.tensor([1.0, float('nan'), 3.0, 4.0])\n"
+        "def scalar():\n    return 1.3125\n"
+    )
+    reference += "def with_nan():\n    return values()\n"
+    checks = [
+        {"name": "values", "code": "out = values()", "compare": "out"},
+        {"name": "nan", "code": "out = with_nan()", "compare": "out"},
+        {"name": "scalar", "code": "out = scalar()", "compare": "out"},
+        {"name": "shown", "visible": True, "code": "out = values()", "compare": "out"},
+    ]
+    result = pool.grade({"code": code, "reference": reference, "checks": checks})
+    values, nan, scalar, shown = (check["message"] for check in result["checks"])
+    for message in (values, nan, scalar):
+        assert "0.0078" not in message and "0.0625" not in message, message
+        assert "by up to" not in message and " of 4" not in message, message
+        assert "2.0" not in message and "1.25" not in message, message
+    assert "rtol=" in values and "atol=" in values, values
+    assert "rtol=" in scalar, scalar
+    assert "NaN" in nan, nan
+    assert "expected tensor([1., 2., 3., 4.])" in shown and "2.0078" in shown, shown
+
+
 def test_a_removed_sandbox_mount_point_heals_itself(pool):
     # Last: on a grader without the fix this breaks the session's pool for good.
     tmp = tempfile.gettempdir()
