@@ -548,11 +548,10 @@ def test_a_pickle_payload_on_the_result_channel_runs_nothing(pool):
 
 def test_a_well_formed_forged_report_is_still_compared_with_the_reference(pool):
     code = """
-    import io, os, struct, torch
+    import os
+    from grader import frames  # the grader's own encoder, already imported in this process
     def send(frame):
-        buffer = io.BytesIO()
-        torch.save(frame, buffer)
-        os.write(3, struct.pack(">I", len(buffer.getvalue())) + buffer.getvalue())
+        frames.write(3, frame)
     send({"kind": "loaded", "error": None})
     send({"kind": "check", "index": 0, "values": ["fooled"]})
     send({"kind": "end"})
@@ -566,11 +565,10 @@ def test_a_well_formed_forged_report_is_still_compared_with_the_reference(pool):
 
 def test_a_forged_skip_does_not_pass(pool):
     code = """
-    import io, os, struct, torch
+    import os
+    from grader import frames  # the grader's own encoder, already imported in this process
     def send(frame):
-        buffer = io.BytesIO()
-        torch.save(frame, buffer)
-        os.write(3, struct.pack(">I", len(buffer.getvalue())) + buffer.getvalue())
+        frames.write(3, frame)
     send({"kind": "loaded", "error": None})
     send({"kind": "check", "index": 0, "skipped": True})
     send({"kind": "end"})
@@ -862,6 +860,92 @@ def test_hidden_check_messages_name_the_property_not_the_size(pool):
     assert "rtol=" in scalar, scalar
     assert "NaN" in nan, nan
     assert "expected tensor([1., 2., 3., 4.])" in shown and "2.0078" in shown, shown
+
+
+# Frames crafted to make the trusted zygote allocate or spin while decoding them.
+_FRAME_ATTACK = """
+import io, os, struct, zipfile, torch
+
+def send(pkl=None, size=1):
+    buf = io.BytesIO()
+    torch.save({"kind": "check", "t": torch.zeros(size, dtype=torch.uint8)}, buf)
+    source = zipfile.ZipFile(io.BytesIO(buf.getvalue()))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if pkl is not None and info.filename.endswith("data.pkl"):
+                data = pkl
+            target.writestr(info.filename, data, compress_type=zipfile.ZIP_DEFLATED)
+            del data
+    raw = out.getvalue()
+    os.write(3, struct.pack(">I", len(raw)) + raw)
+
+"""
+_PUNY = "".join(chr(0x100 + (i * 7919) % 50000) for i in range(8000))
+MEMORY_ATTACKS = {
+    # a 300 MB storage deflated to a few hundred KB
+    "inflate": _FRAME_ATTACK + "send(size=300 << 20)\n",
+    # an allowed global that allocates: bytearray(512 MiB) from a few bytes
+    "bytearray": _FRAME_ATTACK
+    + r"send(b'\x80\x02cbuiltins\nbytearray\n\x8a\x04\x00\x00\x00\x20\x85R.')",
+    # a quadratic codec on an allowed global
+    "punycode": _FRAME_ATTACK
+    + "s = "
+    + repr(_PUNY)
+    + ".encode('utf-8')\n"
+    + r"send(b'\x80\x02c_codecs\nencode\nX' + struct.pack('<I', len(s)) + s"
+    + r" + b'X\x08\x00\x00\x00punycode\x86R.')",
+}
+ZYGOTE_GROWTH_BOUND = 128 << 20  # what decoding and comparing one run may add to the zygote
+
+
+def _zygote_usage(pid: int) -> tuple[int, int, float]:
+    """(peak RSS, current RSS) in bytes and CPU seconds of the zygote itself."""
+    with open(f"/proc/{pid}/status") as f:
+        fields = dict(line.split(":", 1) for line in f)
+    with open(f"/proc/{pid}/stat") as f:
+        utime, stime = f.read().rpartition(")")[2].split()[11:13]
+    ticks = os.sysconf("SC_CLK_TCK")
+    kib = 1024
+    return (
+        int(fields["VmHWM"].split()[0]) * kib,
+        int(fields["VmRSS"].split()[0]) * kib,
+        (int(utime) + int(stime)) / ticks,
+    )
+
+
+def _measured_grade(pool, job: dict) -> tuple[dict, int, float]:
+    """Grade ``job``; return the result, the zygotes' peak growth and their CPU seconds."""
+    before = {}
+    for pid in zygote_pids(pool):
+        with open(f"/proc/{pid}/clear_refs", "w") as f:
+            f.write("5")  # reset the peak RSS to the current RSS
+        before[pid] = _zygote_usage(pid)
+    result = pool.grade(job)
+    growth, cpu = 0, 0.0
+    for pid, (_, rss, seconds) in before.items():
+        peak, _, now = _zygote_usage(pid)
+        growth, cpu = max(growth, peak - rss), max(cpu, now - seconds)
+    return result, growth, cpu
+
+
+def test_result_frames_cannot_exhaust_the_zygote(pool):
+    for name, code in MEMORY_ATTACKS.items():
+        job = probe_job(code, time_limit=30, memory_limit_mb=2048)
+        result, growth, cpu = _measured_grade(pool, job)
+        assert result["status"] == "error", (name, result)
+        assert growth < ZYGOTE_GROWTH_BOUND, (name, growth >> 20)
+        assert cpu < 1.0, (name, cpu)
+    # A legitimate value whose full repr would be gigabytes (2**18 elements, 18 dimensions).
+    reference = "import torch\ndef probe():\n    return torch.zeros([2] * 18, dtype=torch.bool)\n"
+    code = "import torch\ndef probe():\n    return torch.ones([2] * 18, dtype=torch.bool)\n"
+    job = {**probe_job(code), "reference": reference}
+    result, growth, cpu = _measured_grade(pool, job)
+    assert result["status"] == "failed", result
+    assert len(result["checks"][0]["message"]) < 2000
+    assert growth < ZYGOTE_GROWTH_BOUND, growth >> 20
+    assert_still_grading(pool)
 
 
 def test_a_removed_sandbox_mount_point_heals_itself(pool):
