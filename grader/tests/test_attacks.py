@@ -18,6 +18,9 @@ import threading
 import time
 import uuid
 
+import pytest
+
+from grader import jobs
 from grader.tests.helpers import (
     ENV_SECRET,
     REPO,
@@ -962,3 +965,20 @@ def test_a_removed_sandbox_mount_point_heals_itself(pool):
         assert result["status"] == "passed", result
     assert pool.layers.get("root") is True, pool.layers
     assert_still_grading(pool)
+
+
+def test_a_check_that_compares_inside_the_sandbox_is_refused():
+    # The submission's process runs the check: `torch.equal = lambda a, b: True` would pass it.
+    job = probe_job("def probe():\n    return 'blocked'\n")
+    for code, compare in (
+        ("out = torch.equal(probe(), 'blocked')", "out"),
+        ("a = torch.ones(2)", "torch.allclose(a, a)"),
+        ("a = torch.ones(2)\nptr = a.data_ptr()", "ptr"),
+        ("out = probe() == 'blocked'", "out"),
+        ("a = torch.ones(2)", "bool(a.isnan().any())"),
+    ):
+        check = {"name": "compares", "code": code, "compare": compare}
+        with pytest.raises(jobs.JobError, match="compares inside the sandbox"):
+            jobs.normalize_job({**job, "checks": [check]}, pure_checks=True)
+    pure = {"name": "computes", "code": "a = torch.ones(2)\nout = a.sum()", "compare": ["out", "a"]}
+    jobs.normalize_job({**job, "checks": [pure]}, pure_checks=True)
