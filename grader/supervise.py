@@ -169,18 +169,23 @@ class Supervisor:
             selector.close()
         self._leftover = [group for group in self._leftover if not group.remove(attempts=1)]
 
-    def settle(self, timeout: float = _KILL_GRACE) -> None:
+    def settle(self, waiting: int | None = None, timeout: float = _KILL_GRACE) -> None:
         """Wait for the exits of runs whose verdicts are out, so their cgroups go at once.
 
-        Called between jobs, after the answer is sent: it costs the learner nothing.
+        Called between jobs, after the answer is sent, so it costs the learner nothing; it stops
+        as soon as ``waiting`` (the zygote's request pipe) is readable, so the next job never
+        waits for it either (that job's first step collects what is left).
         """
         deadline = time.monotonic() + timeout
         selector = selectors.DefaultSelector()
         selector.register(self.server.sock, selectors.EVENT_READ)
+        if waiting is not None:
+            selector.register(waiting, selectors.EVENT_READ)
         try:
             while any(run.done and run.exit is None for run in self._live.values()):
                 left = deadline - time.monotonic()
-                if left <= 0 or not selector.select(left):
+                ready = selector.select(left) if left > 0 else []
+                if not ready or any(key.fd == waiting for key, _ in ready):
                     break
                 self._receive()
         finally:

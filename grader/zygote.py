@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
             response = text.clean_all(response)  # sandbox text: no lone surrogate, no NUL
             response["layers"] = layers()
             _send(responses, response)
-            grader.supervisor.settle()
+            grader.supervisor.settle(waiting=requests.fileno())
             grader.refill()
     finally:
         root.remove()
