@@ -53,18 +53,26 @@ class ChildCgroup:
         except (OSError, ValueError):
             return False
 
-    def remove(self) -> None:
-        # The pid namespace is gone once its init is reaped, but the kernel may need a moment
-        # to release the last task; a leftover directory is removed by the next sweep.
+    def remove(self, attempts: int = 20) -> bool:
+        """Remove both directories; False if one is still busy (the caller tries again later).
+
+        The pid namespace is gone once its init is reaped, but the kernel may need a moment to
+        release the last task.
+        """
+        removed = True
         for path in (self.memory, self.pids):
-            for _ in range(20):
+            for attempt in range(attempts):
                 try:
                     os.rmdir(path)
                     break
                 except FileNotFoundError:
                     break
                 except OSError:
-                    time.sleep(0.005)
+                    if attempt == attempts - 1:
+                        removed = False
+                    else:
+                        time.sleep(0.005)
+        return removed
 
 
 class Cgroups:

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from grader import jobs
+from grader import jobs, text
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +63,7 @@ class _Slot:
         self.process: subprocess.Popen[bytes] | None = None
         self._buffer = b""
         self._log: IO[bytes] | None = None
+        self.layers: dict[str, bool] = {}
 
     @property
     def alive(self) -> bool:
@@ -93,6 +94,7 @@ class _Slot:
         if not hello.get("ready"):
             self.kill()
             raise SandboxError(f"the grader did not start: {hello}")
+        self.layers = dict(hello.get("layers", {}))
         return hello
 
     def request(self, message: Mapping[str, Any], timeout: float) -> dict[str, Any]:
@@ -197,13 +199,20 @@ class SandboxPool:
         try:
             for slot in self._slots:  # start them all, then wait: the imports run in parallel
                 slot.start()
-            self.layers = [slot.wait_ready(start_timeout) for slot in self._slots][0]["layers"]
+            for slot in self._slots:
+                slot.wait_ready(start_timeout)
         except BaseException:
             self._closed = True
             self._finalizer()
             raise
         for slot in self._slots:
             self._idle.put(slot)
+
+    @property
+    def layers(self) -> dict[str, bool]:
+        """Health of the optional isolation layers: a layer is True only if every slot has it."""
+        names = {name for slot in self._slots for name in slot.layers}
+        return {name: all(slot.layers.get(name) for slot in self._slots) for name in names}
 
     def grade(self, job: Mapping[str, Any]) -> dict[str, Any]:
         """Grade ``job`` (see README.md for its keys) and return the result; blocks until done."""
@@ -244,9 +253,11 @@ class SandboxPool:
             return error_result("The grader could not start; your code was not graded.")
         finally:
             self._idle.put(slot)
+        if isinstance(response.get("layers"), dict):
+            slot.layers = dict(response["layers"])
         if "invalid" in response:
             raise ValueError(response["invalid"])
-        return response["result"]
+        return text.clean_all(response["result"])
 
     def close(self) -> None:
         """Stop every zygote, after the jobs in flight have their verdicts."""

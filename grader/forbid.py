@@ -14,6 +14,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Sequence
 
+MAX_CHAIN = 100  # attributes in one chain; deeper code is refused (see TooDeep)
+
+
+class TooDeep(ValueError):  # noqa: N818 - the grader turns it into a sentence
+    """An attribute chain longer than MAX_CHAIN: no real code has one, and checking every prefix
+    of a chain thousands of levels deep would cost the trusted process quadratic time."""
+
+
 _CONVENTIONAL = {"F": "torch.nn.functional", "nn": "torch.nn", "np": "numpy"}
 
 
@@ -25,23 +33,32 @@ def _canonical(name: str) -> str:
 
 
 def _dotted(node: ast.AST) -> str | None:
-    """``a.b.c`` for a chain of attributes (or getattr with a literal name) on a plain name."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return None if base is None else f"{base}.{node.attr}"
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "getattr"
-        and len(node.args) >= 2
-        and isinstance(node.args[1], ast.Constant)
-        and isinstance(node.args[1].value, str)
-    ):
-        base = _dotted(node.args[0])
-        return None if base is None else f"{base}.{node.args[1].value}"
-    return None
+    """``a.b.c`` for a chain of attributes (or getattr with a literal name) on a plain name.
+
+    Iterative: a chain thousands of levels deep must not exhaust the recursion limit.
+    """
+    parts: list[str] = []
+    while True:
+        if len(parts) > MAX_CHAIN:
+            raise TooDeep(f"an attribute chain over {MAX_CHAIN} levels deep")
+        if isinstance(node, ast.Name):
+            parts.append(node.id)
+            return ".".join(reversed(parts))
+        if isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
+            parts.append(node.args[1].value)
+            node = node.args[0]
+        else:
+            return None
 
 
 def _uses(tree: ast.AST) -> Iterable[tuple[str, int]]:

@@ -1,30 +1,139 @@
-"""The result channel: length-prefixed frames, each a torch.save of a small dict.
+"""The result channel: length-prefixed frames in a strict format of our own, decoded with bounds.
 
-The child writes frames to a pipe the zygote created; the zygote decodes them with
-torch.load(weights_only=True) (never plain pickle) and keeps only dicts with string keys. Whatever
-the child writes, a frame that is too large, truncated or not loadable makes the whole stream
+The child writes frames to a pipe the zygote created. The zygote decodes them itself, byte by
+byte, with no pickle and no torch.load: a decoder that may call globals can be made to allocate
+gigabytes (``bytearray(2**31)``), inflate a compressed archive past the frame cap, or spin for
+minutes in a quadratic codec, all inside the trusted process that holds cached references. Here
+every length is declared before the data and checked against the bytes actually received before
+anything is allocated, so decoding a frame costs time and memory linear in its size (at most
+MAX_FRAME_BYTES), and only these values exist:
+
+    N None   T True   F False   i int (u16 byte count, signed big-endian)   f float (>d)
+    s str (u32 byte count, UTF-8 with surrogates passed through, cleaned later)
+    l list / u tuple (u32 count, items)   d dict (u32 count, key then value; keys str or int)
+    z torch.Size (u8 count, >q each)      y torch.dtype (u8 length, its name)
+    t tensor: u8 length + dtype name, u8 ndim, >q per dimension, then exactly numel * itemsize
+      raw bytes (contiguous, native little-endian), made a tensor with torch.frombuffer
+
+A frame is one dict with string keys that uses up its payload exactly. Whatever the child writes,
+a frame that is too large, truncated or does not follow this format makes the whole stream
 "malformed", which the grader reports as an error, never as a pass.
 """
 
 from __future__ import annotations
 
-import io
+import math
 import os
 import struct
+import sys
 from typing import Any
 
 import torch
 
 _HEADER = struct.Struct(">I")
+_U8 = struct.Struct(">B")
+_U16 = struct.Struct(">H")
+_U32 = struct.Struct(">I")
+_I64 = struct.Struct(">q")
+_F64 = struct.Struct(">d")
 MAX_FRAME_BYTES = 16 << 20
 MAX_TOTAL_BYTES = 32 << 20
+MAX_DEPTH = 24  # a frame dict, its values list, then values.MAX_DEPTH levels and some slack
+MAX_NODES = 20_000  # values per frame (values.MAX_ITEMS is what a check may return)
+MAX_INT_BYTES = 1024  # 8192 bits: its decimal form stays far below Python's 4300-digit limit
+MAX_DIMS = 64
+MAX_DIM_SIZE = 1 << 40
+
+# Tensor dtypes a result may hold (those the comparison supports), by their names.
+TENSOR_DTYPES: dict[str, torch.dtype] = {
+    str(dtype).removeprefix("torch."): dtype
+    for dtype in (
+        torch.float64,
+        torch.float32,
+        torch.float16,
+        torch.bfloat16,
+        torch.complex128,
+        torch.complex64,
+        torch.int64,
+        torch.int32,
+        torch.int16,
+        torch.int8,
+        torch.uint8,
+        torch.bool,
+    )
+}
+# Any dtype may be returned as a value (``out.dtype``); a fixed table, never getattr(torch, name).
+DTYPES: dict[str, torch.dtype] = {
+    str(value).removeprefix("torch."): value
+    for value in vars(torch).values()
+    if isinstance(value, torch.dtype)
+}
+
+
+class Malformed(Exception):
+    """The result stream broke the format: a forgery attempt, a crash mid-write, or a bug."""
+
+
+# Writing (in the sandboxed process)
 
 
 def encode(frame: dict[str, Any]) -> bytes:
-    buffer = io.BytesIO()
-    torch.save(frame, buffer)
-    data = buffer.getvalue()
-    return _HEADER.pack(len(data)) + data
+    out = bytearray()
+    _encode(frame, out)
+    if len(out) > MAX_FRAME_BYTES:
+        raise ValueError(f"a result over {MAX_FRAME_BYTES >> 20} MiB")
+    return _HEADER.pack(len(out)) + bytes(out)
+
+
+def _name(dtype: torch.dtype) -> bytes:
+    return str(dtype).removeprefix("torch.").encode()
+
+
+def _encode(value: Any, out: bytearray) -> None:  # noqa: C901 - one branch per type
+    kind = type(value)
+    if value is None:
+        out += b"N"
+    elif kind is bool:
+        out += b"T" if value else b"F"
+    elif kind is int:
+        raw = value.to_bytes((value.bit_length() + 8) // 8, "big", signed=True)
+        if len(raw) > MAX_INT_BYTES:
+            raise ValueError(f"an integer over {MAX_INT_BYTES * 8} bits")
+        out += b"i" + _U16.pack(len(raw)) + raw
+    elif kind is float:
+        out += b"f" + _F64.pack(value)
+    elif kind is str:
+        raw = value.encode("utf-8", "surrogatepass")
+        out += b"s" + _U32.pack(len(raw)) + raw
+    elif kind in (list, tuple):
+        out += (b"l" if kind is list else b"u") + _U32.pack(len(value))
+        for item in value:
+            _encode(item, out)
+    elif kind is dict:
+        out += b"d" + _U32.pack(len(value))
+        for key, item in value.items():
+            _encode(key, out)
+            _encode(item, out)
+    elif kind is torch.Size:
+        out += b"z" + _U8.pack(len(value)) + b"".join(_I64.pack(n) for n in value)
+    elif kind is torch.dtype:
+        name = _name(value)
+        out += b"y" + _U8.pack(len(name)) + name
+    elif kind is torch.Tensor:
+        if value.dtype not in TENSOR_DTYPES.values() or value.layout is not torch.strided:
+            raise ValueError(f"a tensor of dtype {value.dtype}")
+        tensor = value.detach().cpu().contiguous()
+        name = _name(tensor.dtype)
+        out += b"t" + _U8.pack(len(name)) + name + _U8.pack(tensor.dim())
+        out += b"".join(_I64.pack(n) for n in tensor.shape)
+        size = tensor.numel() * tensor.element_size()
+        if size:
+            raw = bytearray(size)
+            flat = tensor.reshape(-1).view(torch.uint8)
+            torch.frombuffer(raw, dtype=torch.uint8).copy_(flat)
+            out += raw
+    else:
+        raise ValueError(f"a {kind.__name__} cannot be sent")
 
 
 def write(fd: int, frame: dict[str, Any]) -> None:
@@ -33,8 +142,7 @@ def write(fd: int, frame: dict[str, Any]) -> None:
         view = view[os.write(fd, view) :]
 
 
-class Malformed(Exception):
-    """The result stream broke the format: a forgery attempt, a crash mid-write, or a bug."""
+# Reading (in the zygote)
 
 
 class FrameReader:
@@ -64,14 +172,113 @@ class FrameReader:
                 return
             payload = bytes(self._buffer[_HEADER.size : end])
             del self._buffer[:end]
-            self.frames.append(_decode(payload))
+            self.frames.append(decode(payload))
 
 
-def _decode(payload: bytes) -> dict[str, Any]:
+def decode(payload: bytes) -> dict[str, Any]:
+    """One frame's payload as a dict with string keys, or Malformed."""
+    decoder = _Decoder(payload)
     try:
-        frame = torch.load(io.BytesIO(payload), weights_only=True, map_location="cpu")
-    except Exception as error:  # any refusal by the safe loader means the same thing
-        raise Malformed("a result frame that is not a safe torch.save file") from error
+        frame = decoder.value(0)
+    except (struct.error, UnicodeDecodeError, OverflowError, ValueError, RuntimeError) as error:
+        raise Malformed(f"a result frame that does not follow the format ({error})") from None
+    if decoder.at != len(payload):
+        raise Malformed("a result frame with bytes after its value")
     if type(frame) is not dict or not all(type(key) is str for key in frame):
         raise Malformed("a result frame that is not a plain dict")
     return frame
+
+
+class _Decoder:
+    def __init__(self, data: bytes) -> None:
+        self.data = memoryview(data)  # slices are views: the payload is never copied whole
+        self.at = 0
+        self.nodes = 0
+
+    def take(self, count: int) -> memoryview:
+        if count < 0 or self.at + count > len(self.data):
+            raise Malformed("a result frame that ends too soon")
+        chunk = self.data[self.at : self.at + count]
+        self.at += count
+        return chunk
+
+    def unpack(self, layout: struct.Struct) -> Any:
+        return layout.unpack(self.take(layout.size))[0]
+
+    def count(self, layout: struct.Struct) -> int:
+        """A declared number of items: each takes at least a byte, so more than remain is a lie."""
+        n = self.unpack(layout)
+        if n > len(self.data) - self.at:
+            raise Malformed("a result frame that declares more than it holds")
+        return n
+
+    def value(self, depth: int) -> Any:  # noqa: C901 - one branch per tag
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise Malformed(f"a result frame with more than {MAX_NODES} values")
+        if depth > MAX_DEPTH:
+            raise Malformed(f"a result frame nested more than {MAX_DEPTH} levels deep")
+        tag = bytes(self.take(1))
+        if tag == b"N":
+            return None
+        if tag == b"T":
+            return True
+        if tag == b"F":
+            return False
+        if tag == b"i":
+            size = self.unpack(_U16)
+            if size > MAX_INT_BYTES:
+                raise Malformed("an integer over the size limit")
+            return int.from_bytes(self.take(size), "big", signed=True)
+        if tag == b"f":
+            return self.unpack(_F64)
+        if tag == b"s":
+            return str(self.take(self.count(_U32)), "utf-8", "surrogatepass")
+        if tag in (b"l", b"u"):
+            items = [self.value(depth + 1) for _ in range(self.count(_U32))]
+            return items if tag == b"l" else tuple(items)
+        if tag == b"d":
+            result: dict[Any, Any] = {}
+            for _ in range(self.count(_U32)):
+                key = self.value(depth + 1)
+                if type(key) not in (str, int):
+                    raise Malformed("a dict key that is not a str or an int")
+                result[key] = self.value(depth + 1)
+            return result
+        if tag == b"z":
+            return torch.Size(self._dims())
+        if tag == b"y":
+            return self._dtype(DTYPES)
+        if tag == b"t":
+            return self._tensor()
+        raise Malformed(f"an unknown tag {tag!r} in a result frame")
+
+    def _dims(self) -> list[int]:
+        ndim = self.unpack(_U8)
+        if ndim > MAX_DIMS:
+            raise Malformed("a shape with too many dimensions")
+        dims = [self.unpack(_I64) for _ in range(ndim)]
+        if not all(0 <= n <= MAX_DIM_SIZE for n in dims):
+            raise Malformed("a shape with a negative or huge dimension")
+        return dims
+
+    def _dtype(self, table: dict[str, torch.dtype]) -> torch.dtype:
+        name = str(self.take(self.unpack(_U8)), "ascii")
+        if name not in table:
+            raise Malformed(f"an unknown dtype {name[:40]!r}")
+        return table[name]
+
+    def _tensor(self) -> torch.Tensor:
+        dtype = self._dtype(TENSOR_DTYPES)
+        shape = self._dims()
+        size = math.prod(shape) * dtype.itemsize  # exact: checked before allocating
+        if size > len(self.data) - self.at:
+            raise Malformed("a tensor larger than its frame")
+        if size == 0:
+            return torch.empty(shape, dtype=dtype)
+        raw = bytearray(self.take(size))
+        if sys.byteorder != "little":  # pragma: no cover - both sides are this machine
+            raise Malformed("a big-endian host")
+        if dtype is torch.bool:  # any byte but 0 or 1 would make an invalid bool
+            return torch.frombuffer(raw, dtype=torch.uint8).reshape(shape) != 0
+        return torch.frombuffer(raw, dtype=dtype).reshape(shape)

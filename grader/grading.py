@@ -13,7 +13,7 @@ import json
 import sys
 import time
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Protocol
 
 from grader import forbid, jobs, limits, report, verdict
 from grader.supervise import Outcome, Run, Supervisor
@@ -21,10 +21,16 @@ from grader.supervise import Outcome, Run, Supervisor
 _CACHE_SIZE = 256
 
 
+class MountPoint(Protocol):
+    def ensure(self) -> str: ...
+
+
 class Grader:
     """Grades jobs and runs snippets for one zygote, one at a time."""
 
-    def __init__(self, supervisor: Supervisor, *, kind: str, root: str, prespawn: bool) -> None:
+    def __init__(
+        self, supervisor: Supervisor, *, kind: str, root: MountPoint, prespawn: bool
+    ) -> None:
         self.supervisor = supervisor
         self.kind = kind
         self.root = root
@@ -100,12 +106,13 @@ class Grader:
 
     def _run(self, payload: dict[str, Any], limits: dict[str, Any]) -> Outcome:
         self.supervisor.collect()
+        root = self.root.ensure()  # recreated if a temp cleaner removed it
         mode = "fork" if self.kind == "cpu" else "exec"
         memory_mb = limits["memory_limit_mb"]
         run, self._spare = self._spare, None
         if run is None:
             run = self.supervisor.spawn(mode=mode, memory_mb=memory_mb)
-        payload["root"] = self.root
+        payload["root"] = root
         payload["limits"] = {
             "time_limit": limits["time_limit"],
             "memory_mb": memory_mb,
@@ -141,7 +148,10 @@ def _rejection(code: str, rules: list[str]) -> str | None:
         return f"Your code does not parse: {error.msg} (line {error.lineno})."
     except (ValueError, RecursionError, MemoryError) as error:
         return f"Your code does not parse: {type(error).__name__}."
-    broken = forbid.violations(tree, rules)
+    try:
+        broken = forbid.violations(tree, rules)
+    except (forbid.TooDeep, RecursionError, MemoryError):
+        return "Your code is nested too deeply to be checked."
     if broken:
         names = ", ".join(f"{rule} (line {line})" for rule, line in broken)
         return f"Your code uses what this exercise forbids: {names}."

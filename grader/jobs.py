@@ -6,6 +6,7 @@ ValueError, and the zygote validates again because it trusts nothing it did not 
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,7 +22,15 @@ from grader.limits import (
     QUEUES,
 )
 
-__all__ = ["MAX_SOURCE_BYTES", "JobError", "normalize_job", "normalize_check", "normalize_snippets"]
+__all__ = [
+    "MAX_SOURCE_BYTES",
+    "PURE_CHECKS",
+    "JobError",
+    "normalize_check",
+    "normalize_job",
+    "normalize_snippets",
+    "pure_check_problems",
+]
 
 _JOB_KEYS = {"code", "reference", "checks", "forbid", "time_limit", "memory_limit_mb", "queue"}
 _CHECK_KEYS = {"name", "visible", "code", "compare", "rtol", "atol", "requires"}
@@ -31,13 +40,53 @@ class JobError(ValueError):
     """The job itself is malformed (a bug in the caller or in the exercise files)."""
 
 
+# Check code runs in the submission's process, where the submission may have replaced
+# torch.equal, Tensor.__eq__ or anything else (issue 11, finding 4): it must only compute values
+# and leave every comparison and predicate to the trusted zygote (compare.py). Off until the
+# bank's checks follow the rule; `pure_check_problems` lists what breaks it.
+PURE_CHECKS = False
+PREDICATES = frozenset(
+    {
+        "equal", "allclose", "isclose", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less",
+        "greater_equal", "less_equal", "not_equal", "isfinite", "isnan", "isinf", "isposinf",
+        "isneginf", "all", "any", "data_ptr", "untyped_storage", "storage", "is_contiguous",
+        "is_same_size", "assert_close", "is_nonzero", "is_set_to",
+    }
+)  # fmt: skip
+_OPERATORS = {
+    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+    ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in",
+}  # fmt: skip
+
+
+def pure_check_problems(code: str, expressions: list[str]) -> list[str]:
+    """What in a check's code or compare expressions compares or tests, e.g. "torch.equal()"."""
+    problems: list[str] = []
+    sources = [(code, "exec")] + [(expression, "eval") for expression in expressions]
+    for source, mode in sources:
+        try:
+            tree = ast.parse(source, mode=mode)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
+            problems.append(f"code that does not parse ({type(error).__name__})")
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare):
+                problems += [f"`{_OPERATORS.get(type(op), '?')}`" for op in node.ops]
+            elif isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if name in PREDICATES:
+                    problems.append(f"{name}()")
+    return list(dict.fromkeys(problems))
+
+
 def _number(value: Any, what: str) -> float:
     if type(value) not in (int, float) or value != value or value < 0:
         raise JobError(f"{what} must be a non-negative number")
     return float(value)
 
 
-def normalize_check(raw: Any, index: int) -> dict[str, Any]:
+def normalize_check(raw: Any, index: int, *, pure: bool | None = None) -> dict[str, Any]:
     where = f"checks[{index}]"
     if not isinstance(raw, Mapping):
         raise JobError(f"{where} must be a mapping")
@@ -66,6 +115,13 @@ def normalize_check(raw: Any, index: int) -> dict[str, Any]:
     visible = raw.get("visible", False)
     if not isinstance(visible, bool):
         raise JobError(f"{where}.visible must be true or false")
+    if PURE_CHECKS if pure is None else pure:
+        problems = pure_check_problems(code, list(expressions))
+        if problems:
+            raise JobError(
+                f"{where} ({name}) compares inside the sandbox, where the submission controls "
+                f"torch: {', '.join(problems)}; return the values and let compare decide"
+            )
     return {
         "name": name,
         "visible": visible,
@@ -78,7 +134,7 @@ def normalize_check(raw: Any, index: int) -> dict[str, Any]:
     }
 
 
-def normalize_job(raw: Any) -> dict[str, Any]:
+def normalize_job(raw: Any, *, pure_checks: bool | None = None) -> dict[str, Any]:
     """Return the job with defaults filled in, or raise JobError naming the first problem."""
     if not isinstance(raw, Mapping):
         raise JobError("a job must be a mapping")
@@ -93,7 +149,7 @@ def normalize_job(raw: Any) -> dict[str, Any]:
         raise JobError("job.checks must be a non-empty list")
     if len(checks) > MAX_CHECKS:
         raise JobError(f"job.checks must hold at most {MAX_CHECKS} checks")
-    normalized = [normalize_check(check, i) for i, check in enumerate(checks)]
+    normalized = [normalize_check(check, i, pure=pure_checks) for i, check in enumerate(checks)]
     names = [check["name"] for check in normalized]
     if len(set(names)) != len(names):
         raise JobError("check names must be unique")

@@ -67,6 +67,7 @@ class Supervisor:
         self.package_root = package_root
         self._ids = itertools.count(1)
         self._live: dict[int, Run] = {}
+        self._leftover: list[ChildCgroup] = []  # not yet removable (the kernel was releasing it)
 
     def spawn(self, *, mode: str, memory_mb: int) -> Run:
         """Start a process ("fork": a copy of the warm zygote; "exec": a fresh interpreter)."""
@@ -135,6 +136,11 @@ class Supervisor:
             for fd in (run.job_w, run.output_r, run.result_r):
                 if fd >= 0:
                     os.close(fd)
+            if run.exit is None and watch.killed_at is None:
+                # The verdict is decided: nothing of the run may outlive it, even a process that
+                # closed its pipes and went on (sleeping, or threads still running). Killing the
+                # namespace's init makes the kernel kill everything in it.
+                self.server.kill(run.run_id)
         run.done = True
         if watch.malformed is None and run.reader.pending and run.exit is not None:
             watch.malformed = "a result frame cut off when the process ended"
@@ -161,6 +167,30 @@ class Supervisor:
                 self._receive()
         finally:
             selector.close()
+        self._leftover = [group for group in self._leftover if not group.remove(attempts=1)]
+
+    def settle(self, waiting: int | None = None, timeout: float = _KILL_GRACE) -> None:
+        """Wait for the exits of runs whose verdicts are out, so their cgroups go at once.
+
+        Called between jobs, after the answer is sent, so it costs the learner nothing; it stops
+        as soon as ``waiting`` (the zygote's request pipe) is readable, so the next job never
+        waits for it either (that job's first step collects what is left).
+        """
+        deadline = time.monotonic() + timeout
+        selector = selectors.DefaultSelector()
+        selector.register(self.server.sock, selectors.EVENT_READ)
+        if waiting is not None:
+            selector.register(waiting, selectors.EVENT_READ)
+        try:
+            while any(run.done and run.exit is None for run in self._live.values()):
+                left = deadline - time.monotonic()
+                ready = selector.select(left) if left > 0 else []
+                if not ready or any(key.fd == waiting for key, _ in ready):
+                    break
+                self._receive()
+        finally:
+            selector.close()
+        self.collect()
 
     def _receive(self) -> None:
         try:
@@ -180,7 +210,8 @@ class Supervisor:
         if run.cgroup is None:
             return False
         oom = run.exit is not None and run.exit.signal == signal.SIGKILL and run.cgroup.oom_killed()
-        run.cgroup.remove()
+        if not run.cgroup.remove():
+            self._leftover.append(run.cgroup)
         return oom
 
 

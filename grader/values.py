@@ -1,7 +1,7 @@
 """The values a check may compare, and the strict walk that admits nothing else.
 
-The zygote runs this walk on everything that comes back from a sandboxed process, after
-torch.load(weights_only=True) has already refused arbitrary classes: only exact types pass, so a
+The zygote runs this walk on everything that comes back from a sandboxed process, after the
+frame decoder (frames.py) has already refused anything but these types: only exact types pass, so a
 tensor subclass, an object whose __eq__ says yes to everything, or a dict subclass never reaches
 the comparison. The runner in the child runs the same walk to give the learner a clear message.
 """
@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+
+from grader.frames import MAX_INT_BYTES, TENSOR_DTYPES
 
 MAX_DEPTH = 16
 MAX_ITEMS = 10_000
@@ -29,6 +31,8 @@ def unsupported(value: Any) -> str | None:
         if depth > MAX_DEPTH:
             return f"it is nested more than {MAX_DEPTH} levels deep"
         kind = type(item)
+        if kind is int and item.bit_length() >= MAX_INT_BYTES * 8:
+            return f"an integer over {MAX_INT_BYTES * 8} bits"
         if kind in _SCALARS:
             return None
         if kind is torch.Tensor:
@@ -36,6 +40,8 @@ def unsupported(value: Any) -> str | None:
                 return f"a {item.layout} tensor (convert it with .to_dense())"
             if item.device.type != "cpu" or item.is_quantized:
                 return "a tensor that is not a plain dense tensor"
+            if item.dtype not in TENSOR_DTYPES.values():
+                return f"a tensor of dtype {item.dtype}"
             return None
         if kind is torch.Size:
             return None if all(type(n) is int for n in item) else "a malformed torch.Size"

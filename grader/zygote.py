@@ -12,12 +12,13 @@ import argparse
 import contextlib
 import json
 import os
+import stat
 import sys
 import tempfile
 import traceback
 from typing import IO, Any
 
-from grader import jobs, linux
+from grader import jobs, linux, text
 from grader.cgroups import Cgroups
 from grader.pidns import InitSpawner
 
@@ -79,7 +80,8 @@ def main(argv: list[str] | None = None) -> None:
 
     isolate.mount_plan()
     seccomp.preload()
-    root = _root_mountpoint()
+    root = MountPoint()
+    root.ensure()
     cgroups = Cgroups()
     server = ForkServer.start(inits)
     grader = grading.Grader(
@@ -88,7 +90,11 @@ def main(argv: list[str] | None = None) -> None:
         root=root,
         prespawn=not args.no_prespawn,
     )
-    _send(responses, {"ready": True, "pid": os.getpid(), "layers": {"cgroups": cgroups.active}})
+
+    def layers() -> dict[str, bool]:
+        return {"cgroups": cgroups.active, "root": root.healthy}
+
+    _send(responses, {"ready": True, "pid": os.getpid(), "layers": layers()})
     try:
         for line in requests:
             try:
@@ -101,26 +107,62 @@ def main(argv: list[str] | None = None) -> None:
                 traceback.print_exc()
                 message = "The grader failed internally; this is not a problem with your code."
                 response = {"result": verdict.result("error", message)}
+            response = text.clean_all(response)  # sandbox text: no lone surrogate, no NUL
+            response["layers"] = layers()
             _send(responses, response)
+            grader.supervisor.settle(waiting=requests.fileno())
             grader.refill()
     finally:
-        with contextlib.suppress(OSError):
-            os.rmdir(root)  # empty on the host: sandboxes mount over it in their own namespace
+        root.remove()
 
 
-def _root_mountpoint() -> str:
-    """An empty directory to mount each sandbox's root on (in the child's own mount namespace).
+class MountPoint:
+    """The empty directory each sandbox mounts its root on (in the child's own mount namespace).
 
-    Directories of zygotes that were killed before they could remove theirs are removed here.
+    It lives in a private directory (0700, owned by this zygote) that no other zygote sweeps: one
+    in another PID namespace cannot tell that this zygote is alive. A temp cleaner may still
+    remove it, so ``ensure`` recreates it before every run, and if that fails the layer is reported
+    through the pool's health (``layers["root"]``) rather than every job failing silently.
     """
-    prefix = "quizbank-sandbox-root-"
-    parent = tempfile.gettempdir()
-    for name in os.listdir(parent):
-        owner = name.removeprefix(prefix).split("-")[0]
-        if name.startswith(prefix) and owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+
+    def __init__(self) -> None:
+        self.parent = tempfile.mkdtemp(prefix=f"quizbank-zygote-{os.getpid()}-")
+        self.path = os.path.join(self.parent, "root")
+        self.healthy = True
+
+    def _private(self, path: str) -> bool:
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            return False
+        return (
+            stat.S_ISDIR(info.st_mode)
+            and info.st_uid == os.geteuid()
+            and stat.S_IMODE(info.st_mode) == 0o700
+        )
+
+    def ensure(self) -> str:
+        """The mount point, recreated if something removed it; OSError if it cannot be."""
+        try:
+            if not self._private(self.parent):
+                try:
+                    os.mkdir(self.parent, 0o700)
+                except FileExistsError:  # not ours any more (a planted path): start afresh
+                    self.parent = tempfile.mkdtemp(prefix=f"quizbank-zygote-{os.getpid()}-")
+                    self.path = os.path.join(self.parent, "root")
+                os.chmod(self.parent, 0o700)
+            if not os.path.isdir(self.path) or os.path.islink(self.path):
+                os.mkdir(self.path, 0o755)
+        except OSError:
+            self.healthy = False
+            raise
+        self.healthy = True
+        return self.path
+
+    def remove(self) -> None:
+        for path in (self.path, self.parent):
             with contextlib.suppress(OSError):
-                os.rmdir(os.path.join(parent, name))
-    return tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")
+                os.rmdir(path)  # empty on the host: sandboxes mount over it in their own namespace
 
 
 def _answer(grader: Any, request: Any) -> dict[str, Any]:

@@ -11,11 +11,16 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import shutil
+import tempfile
 import textwrap
 import threading
 import time
 import uuid
 
+import pytest
+
+from grader import jobs
 from grader.tests.helpers import (
     ENV_SECRET,
     REPO,
@@ -546,11 +551,10 @@ def test_a_pickle_payload_on_the_result_channel_runs_nothing(pool):
 
 def test_a_well_formed_forged_report_is_still_compared_with_the_reference(pool):
     code = """
-    import io, os, struct, torch
+    import os
+    from grader import frames  # the grader's own encoder, already imported in this process
     def send(frame):
-        buffer = io.BytesIO()
-        torch.save(frame, buffer)
-        os.write(3, struct.pack(">I", len(buffer.getvalue())) + buffer.getvalue())
+        frames.write(3, frame)
     send({"kind": "loaded", "error": None})
     send({"kind": "check", "index": 0, "values": ["fooled"]})
     send({"kind": "end"})
@@ -564,11 +568,10 @@ def test_a_well_formed_forged_report_is_still_compared_with_the_reference(pool):
 
 def test_a_forged_skip_does_not_pass(pool):
     code = """
-    import io, os, struct, torch
+    import os
+    from grader import frames  # the grader's own encoder, already imported in this process
     def send(frame):
-        buffer = io.BytesIO()
-        torch.save(frame, buffer)
-        os.write(3, struct.pack(">I", len(buffer.getvalue())) + buffer.getvalue())
+        frames.write(3, frame)
     send({"kind": "loaded", "error": None})
     send({"kind": "check", "index": 0, "skipped": True})
     send({"kind": "end"})
@@ -668,3 +671,314 @@ def test_concurrent_submissions_are_each_graded_correctly(pool):
         thread.join()
     assert [results[i]["status"] for i in range(6)] == ["failed", "passed"] * 3
     assert time.monotonic() - started < 10
+
+
+# Issue 11: the red team's findings
+
+
+def zygote_pids(pool) -> list[int]:
+    return [slot.process.pid for slot in pool._slots if slot.process is not None]
+
+
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        tree.setdefault(ppid, []).append(int(entry))
+    return tree
+
+
+def sandbox_processes(pool) -> list[int]:
+    """Processes of the sandbox uid (65534) under this pool's zygotes."""
+    tree, found = _children(), []
+    stack = list(zygote_pids(pool))
+    while stack:
+        for child in tree.get(stack.pop(), []):
+            stack.append(child)
+            try:
+                with open(f"/proc/{child}/status") as f:
+                    uids = next(line for line in f if line.startswith("Uid:")).split()[1:]
+            except (OSError, StopIteration):
+                continue
+            if "65534" in uids:
+                found.append(child)
+    return found
+
+
+def run_cgroups(pool) -> list[str]:
+    """The per-run cgroup directories of this pool's zygotes that still exist."""
+    left = []
+    for pid in zygote_pids(pool):
+        prefix = f"quizbank-{pid}-"
+        with open(f"/proc/{pid}/cgroup") as f:
+            for line in f:
+                _, controllers, path = line.rstrip("\n").split(":", 2)
+                for controller in ("memory", "pids"):
+                    if controller in controllers.split(","):
+                        parent = os.path.join("/sys/fs/cgroup", controller, path.lstrip("/"))
+                        left += glob.glob(os.path.join(parent, prefix + "*"))
+    return left
+
+
+LINGER = """
+import os, time
+os._exit = lambda status: time.sleep(3600)  # after its last frame: fds closed, never exits
+"""
+
+
+def test_a_run_that_outlives_its_verdict_is_killed(pool):
+    job = exercise_job("normalize-rows", "solution.py")
+    job["code"] = LINGER + job["code"]
+    for _ in range(5):
+        result = pool.grade(job)
+        assert result["status"] == "passed", result
+    deadline = time.monotonic() + 5
+    while (sandbox_processes(pool) or run_cgroups(pool)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert sandbox_processes(pool) == []
+    if pool.layers.get("cgroups"):
+        assert run_cgroups(pool) == []
+    assert_still_grading(pool)
+
+
+def all_strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from all_strings(key)
+            yield from all_strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from all_strings(item)
+
+
+def assert_storable(result: dict) -> None:
+    for text in all_strings(result):
+        text.encode("utf-8")  # no lone surrogate
+        assert "\x00" not in text
+
+
+def test_text_from_the_sandbox_can_always_be_stored(pool):
+    nasty = "'a lone \\ud800 surrogate, a NUL \\x00 and \\udcff'"
+    loading = code_job(
+        f"import sys\nsys.stdout.write('out \\x00 put')\nraise ValueError({nasty})\n"
+    )
+    result = pool.grade(loading)
+    assert result["status"] == "error"
+    assert "ValueError" in result["message"]
+    assert_storable(result)
+    for visible in (True, False):
+        job = probe_job(f"def probe():\n    raise KeyError({nasty})\n")
+        job["checks"][0]["visible"] = visible
+        result = pool.grade(job)
+        assert result["status"] == "failed"
+        assert_storable(result)
+    job = probe_job(f"def probe():\n    return {{{nasty}: {nasty}}}\n")
+    result = pool.grade(job)
+    assert result["status"] == "failed"
+    assert_storable(result)
+    snippets = pool.run_snippets([f"print('x\\x00y')\nraise ValueError({nasty})"])
+    assert snippets["status"] == "failed"
+    assert_storable(snippets)
+
+
+def test_a_very_deep_attribute_chain_is_refused_cleanly(pool):
+    for depth in (1000, 2000, 3000):
+        code = "import torch\nx = torch" + ".nn" * depth + "\ndef probe():\n    return 'blocked'\n"
+        job = {**probe_job(code), "forbid": ["torch.sort"]}
+        result = pool.grade(job)
+        assert result["status"] in ("rejected", "error"), result
+        assert "internally" not in result["message"], result
+    assert_still_grading(pool)
+
+
+FLOATS = [
+    # (expected, actual, matches)
+    ("inf", "1e308", False),
+    ("inf", "-inf", False),
+    ("-inf", "inf", False),
+    ("-inf", "-1e308", False),
+    ("nan", "0.0", False),
+    ("0.0", "nan", False),
+    ("inf", "nan", False),
+    ("nan", "inf", False),
+    ("1.0", "inf", False),
+    ("inf", "inf", True),
+    ("-inf", "-inf", True),
+    ("nan", "nan", True),
+]
+
+
+def test_infinities_and_nan_match_only_exactly(pool):
+    def source(column: int) -> str:
+        items = ", ".join(f"float('{row[column]}')" for row in FLOATS)
+        return f"def value(i):\n    return [{items}][i]\n"
+
+    job = {
+        "code": source(1),
+        "reference": source(0),
+        "checks": [
+            {"name": f"value {i}", "code": f"out = value({i})", "compare": "out"}
+            for i in range(len(FLOATS))
+        ],
+    }
+    result = pool.grade(job)
+    statuses = [check["status"] for check in result["checks"]]
+    assert statuses == ["passed" if row[2] else "failed" for row in FLOATS], result
+
+
+def test_hidden_check_messages_name_the_property_not_the_size(pool):
+    reference = (
+        "import torch\n"
+        "def values():\n    return torch.tensor([1.0, 2.0, 3.0, 4.0])\n"
+        "def scalar():\n    return 1.25\n"
+    )
+    code = (
+        "import torch\n"
+        "def values():\n    return torch.tensor([1.0, 2.0078125, 3.0, 4.0])\n"
+        "def with_nan():\n    return torch.tensor([1.0, float('nan'), 3.0, 4.0])\n"
+        "def scalar():\n    return 1.3125\n"
+    )
+    reference += "def with_nan():\n    return values()\n"
+    checks = [
+        {"name": "values", "code": "out = values()", "compare": "out"},
+        {"name": "nan", "code": "out = with_nan()", "compare": "out"},
+        {"name": "scalar", "code": "out = scalar()", "compare": "out"},
+        {"name": "shown", "visible": True, "code": "out = values()", "compare": "out"},
+    ]
+    result = pool.grade({"code": code, "reference": reference, "checks": checks})
+    values, nan, scalar, shown = (check["message"] for check in result["checks"])
+    for message in (values, nan, scalar):
+        assert "0.0078" not in message and "0.0625" not in message, message
+        assert "by up to" not in message and " of 4" not in message, message
+        assert "2.0" not in message and "1.25" not in message, message
+    assert "rtol=" in values and "atol=" in values, values
+    assert "rtol=" in scalar, scalar
+    assert "NaN" in nan, nan
+    assert "expected tensor([1., 2., 3., 4.])" in shown and "2.0078" in shown, shown
+
+
+# Frames crafted to make the trusted zygote allocate or spin while decoding them.
+_FRAME_ATTACK = """
+import io, os, struct, zipfile, torch
+
+def send(pkl=None, size=1):
+    buf = io.BytesIO()
+    torch.save({"kind": "check", "t": torch.zeros(size, dtype=torch.uint8)}, buf)
+    source = zipfile.ZipFile(io.BytesIO(buf.getvalue()))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if pkl is not None and info.filename.endswith("data.pkl"):
+                data = pkl
+            target.writestr(info.filename, data, compress_type=zipfile.ZIP_DEFLATED)
+            del data
+    raw = out.getvalue()
+    os.write(3, struct.pack(">I", len(raw)) + raw)
+
+"""
+_PUNY = "".join(chr(0x100 + (i * 7919) % 50000) for i in range(8000))
+MEMORY_ATTACKS = {
+    # a 300 MB storage deflated to a few hundred KB
+    "inflate": _FRAME_ATTACK + "send(size=300 << 20)\n",
+    # an allowed global that allocates: bytearray(512 MiB) from a few bytes
+    "bytearray": _FRAME_ATTACK
+    + r"send(b'\x80\x02cbuiltins\nbytearray\n\x8a\x04\x00\x00\x00\x20\x85R.')",
+    # a quadratic codec on an allowed global
+    "punycode": _FRAME_ATTACK
+    + "s = "
+    + repr(_PUNY)
+    + ".encode('utf-8')\n"
+    + r"send(b'\x80\x02c_codecs\nencode\nX' + struct.pack('<I', len(s)) + s"
+    + r" + b'X\x08\x00\x00\x00punycode\x86R.')",
+}
+ZYGOTE_GROWTH_BOUND = 128 << 20  # what decoding and comparing one run may add to the zygote
+
+
+def _zygote_usage(pid: int) -> tuple[int, int, float]:
+    """(peak RSS, current RSS) in bytes and CPU seconds of the zygote itself."""
+    with open(f"/proc/{pid}/status") as f:
+        fields = dict(line.split(":", 1) for line in f)
+    with open(f"/proc/{pid}/stat") as f:
+        utime, stime = f.read().rpartition(")")[2].split()[11:13]
+    ticks = os.sysconf("SC_CLK_TCK")
+    kib = 1024
+    return (
+        int(fields["VmHWM"].split()[0]) * kib,
+        int(fields["VmRSS"].split()[0]) * kib,
+        (int(utime) + int(stime)) / ticks,
+    )
+
+
+def _measured_grade(pool, job: dict) -> tuple[dict, int, float]:
+    """Grade ``job``; return the result, the zygotes' peak growth and their CPU seconds."""
+    before = {}
+    for pid in zygote_pids(pool):
+        with open(f"/proc/{pid}/clear_refs", "w") as f:
+            f.write("5")  # reset the peak RSS to the current RSS
+        before[pid] = _zygote_usage(pid)
+    result = pool.grade(job)
+    growth, cpu = 0, 0.0
+    for pid, (_, rss, seconds) in before.items():
+        peak, _, now = _zygote_usage(pid)
+        growth, cpu = max(growth, peak - rss), max(cpu, now - seconds)
+    return result, growth, cpu
+
+
+def test_result_frames_cannot_exhaust_the_zygote(pool):
+    for name, code in MEMORY_ATTACKS.items():
+        job = probe_job(code, time_limit=30, memory_limit_mb=2048)
+        result, growth, cpu = _measured_grade(pool, job)
+        assert result["status"] == "error", (name, result)
+        assert growth < ZYGOTE_GROWTH_BOUND, (name, growth >> 20)
+        assert cpu < 1.0, (name, cpu)
+    # A legitimate value whose full repr would be gigabytes (2**18 elements, 18 dimensions).
+    reference = "import torch\ndef probe():\n    return torch.zeros([2] * 18, dtype=torch.bool)\n"
+    code = "import torch\ndef probe():\n    return torch.ones([2] * 18, dtype=torch.bool)\n"
+    job = {**probe_job(code), "reference": reference}
+    result, growth, cpu = _measured_grade(pool, job)
+    assert result["status"] == "failed", result
+    assert len(result["checks"][0]["message"]) < 2000
+    assert growth < ZYGOTE_GROWTH_BOUND, growth >> 20
+    assert_still_grading(pool)
+
+
+def test_a_removed_sandbox_mount_point_heals_itself(pool):
+    # Last: on a grader without the fix this breaks the session's pool for good.
+    tmp = tempfile.gettempdir()
+    for pid in zygote_pids(pool):
+        found = glob.glob(f"{tmp}/quizbank-sandbox-root-{pid}-*")
+        found += glob.glob(f"{tmp}/quizbank-zygote-{pid}-*")
+        assert found, pid
+        for path in found:
+            shutil.rmtree(path)
+    for _ in zygote_pids(pool):  # the idle queue hands out each slot in turn
+        result = pool.grade(exercise_job("normalize-rows", "solution.py"))
+        assert result["status"] == "passed", result
+    assert pool.layers.get("root") is True, pool.layers
+    assert_still_grading(pool)
+
+
+def test_a_check_that_compares_inside_the_sandbox_is_refused():
+    # The submission's process runs the check: `torch.equal = lambda a, b: True` would pass it.
+    job = probe_job("def probe():\n    return 'blocked'\n")
+    for code, compare in (
+        ("out = torch.equal(probe(), 'blocked')", "out"),
+        ("a = torch.ones(2)", "torch.allclose(a, a)"),
+        ("a = torch.ones(2)\nptr = a.data_ptr()", "ptr"),
+        ("out = probe() == 'blocked'", "out"),
+        ("a = torch.ones(2)", "bool(a.isnan().any())"),
+    ):
+        check = {"name": "compares", "code": code, "compare": compare}
+        with pytest.raises(jobs.JobError, match="compares inside the sandbox"):
+            jobs.normalize_job({**job, "checks": [check]}, pure_checks=True)
+    pure = {"name": "computes", "code": "a = torch.ones(2)\nout = a.sum()", "compare": ["out", "a"]}
+    jobs.normalize_job({**job, "checks": [pure]}, pure_checks=True)

@@ -79,7 +79,8 @@ def test_a_visible_check_shows_expected_and_actual_but_a_hidden_one_neither(pool
     assert messages["visible"] == (
         "1 of 1 values differ, by up to 1.5: expected tensor([3.]), got tensor([4.5000])"
     )
-    assert messages["hidden"] == "1 of 1 values differ, by up to 1.23e+04"
+    # Neither how many values differ nor by how much: with NaN masks that is an oracle.
+    assert messages["hidden"] == "values differ beyond the tolerance (rtol=1.3e-06, atol=1e-05)"
     assert "12345" not in str(result) and "24691" not in str(result) and "37037" not in str(result)
 
 
@@ -157,14 +158,14 @@ def test_a_check_can_set_its_own_tolerances(pool):
     ("submitted", "expected", "message"),
     [
         ("torch.tensor([1, 2])", "torch.tensor([1, 2])", None),
-        ("torch.tensor([1, 3])", "torch.tensor([1, 2])", "1 of 2 values differ"),
+        ("torch.tensor([1, 3])", "torch.tensor([1, 2])", "values differ"),
         (
             "torch.tensor([1.0, 2.0])",
             "torch.tensor([1, 2])",
             "dtype torch.float32 where torch.int64 was expected",
         ),
         ("1.0000001", "1.0", None),
-        ("1.01", "1.0", "the value differs by 0.01"),
+        ("1.01", "1.0", "the value differs beyond the tolerance (rtol=1.3e-06, atol=1e-05)"),
         ("1", "1.0", "a int where a float was expected"),
         ("float('nan')", "float('nan')", None),
         ("torch.Size([2, 3])", "torch.Size([2, 3])", None),
@@ -208,7 +209,9 @@ def test_several_compare_expressions_name_the_one_that_differs(pool):
             checks,
         )
     )
-    assert result["checks"][0]["message"] == "`out.sum()`: 1 of 1 values differ, by up to 4"
+    assert result["checks"][0]["message"] == (
+        "`out.sum()`: values differ beyond the tolerance (rtol=1.3e-06, atol=1e-05)"
+    )
 
 
 def test_the_seed_is_reset_before_every_check(pool):
