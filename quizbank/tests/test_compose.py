@@ -38,3 +38,9 @@ def test_no_secret_is_written_into_it():
     text = (ROOT / "docker-compose.yml").read_text()
     assert "${SECRET_KEY:?" in text  # required from the environment, never a literal
     assert services()["web"]["environment"]["DEBUG"] == "0"
+
+
+def test_production_mail_is_passed_and_required():
+    env = services()["web"]["environment"]
+    assert env["EMAIL_BACKEND"].endswith("smtp.EmailBackend}")
+    assert env["EMAIL_HOST"].startswith("${EMAIL_HOST:?")
