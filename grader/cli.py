@@ -72,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result, indent=2))
     else:
         print(f"{result['status']}: {result['message']}")
+        if result.get("diagnosis"):
+            d = result["diagnosis"]
+            print(f"diagnosis: like wrong/{d['wrong']}.py ({d['confidence']})")
         for entry in result["checks"]:
             line = f"  {entry['status']:8} {entry['name']}"
             print(line + (f": {entry['message']}" if entry["message"] else ""))

@@ -51,7 +51,12 @@ def _bounded_repr(value: Any, budget: int) -> str:  # noqa: C901 - one branch pe
         first = value.reshape(-1)[:6].tolist()
         return f"tensor of shape {list(value.shape)}, {value.dtype}, starting {first}"[:budget]
     if kind in (list, tuple, dict):
-        opening, closing = {list: "[]", tuple: "()", dict: "{}"}[kind]
+        brackets: dict[type, tuple[str, str]] = {
+            list: ("[", "]"),
+            tuple: ("(", ")"),
+            dict: ("{", "}"),
+        }
+        opening, closing = brackets[kind]
         parts: list[str] = []
         used = 2
         items = value.items() if kind is dict else value

@@ -30,7 +30,8 @@ def load(folder: Path) -> dict[str, Any]:
     if unknown:
         raise jobs.JobError(f"{path}: unknown keys {sorted(unknown)}")
     job = {key: value for key, value in data.items() if value is not None}
-    job.update(code="", reference=reference)
+    wrong = {p.stem: p.read_text(encoding="utf-8") for p in sorted((folder / "wrong").glob("*.py"))}
+    job.update(code="", reference=reference, wrong=wrong)
     try:
         jobs.normalize_job(job)
     except jobs.JobError as error:

@@ -15,7 +15,7 @@ import time
 from collections import OrderedDict
 from typing import Any, Protocol
 
-from grader import forbid, jobs, limits, report, verdict
+from grader import compare, forbid, jobs, limits, report, verdict
 from grader.supervise import Outcome, Run, Supervisor
 
 _CACHE_SIZE = 256
@@ -36,6 +36,7 @@ class Grader:
         self.root = root
         self.prespawn = prespawn and kind == "gpu"
         self._cache: OrderedDict[str, verdict.Reference] = OrderedDict()
+        self._wrong_cache: OrderedDict[str, list[report.Step]] = OrderedDict()
         self._spare: Run | None = None
         self.refill()
 
@@ -58,7 +59,74 @@ class Grader:
             skipped = len(reference.skipped)
             return verdict.result("error", message, skipped=skipped)
         outcome = self._run(_grade_payload(job["code"], job, self.kind), job)
-        return verdict.grade(job, reference, outcome, time.monotonic() - started)
+        result = verdict.grade(job, reference, outcome, time.monotonic() - started)
+        result["diagnosis"] = None
+        if result["status"] == "failed" and job["wrong"]:
+            steps = report.read(outcome.frames, step_kind="check", count=len(job["checks"])).steps
+            result["diagnosis"] = self._diagnose(job, reference, result["checks"], steps)
+        return result
+
+    def _diagnose(
+        self,
+        job: dict[str, Any],
+        reference: verdict.Reference,
+        entries: list[dict[str, Any]],
+        steps: list[report.Step],
+    ) -> dict[str, str] | None:
+        """Which known wrong solution this failing submission behaves like, decided here in the
+        trusted zygote with the verdict's own comparison rules.
+
+        "outputs": on every check the submission failed, it returned what that wrong solution
+        returns (or raised what it raises); among several, the one agreeing on the most checks.
+        "pattern": failing exactly the checks that wrong solution fails, when no outputs match.
+        Nothing of the reference or of hidden inputs is in the answer, only a wrong solution's
+        name."""
+        checks = job["checks"]
+        failing = [i for i, entry in enumerate(entries) if entry["status"] == "failed"]
+        if not failing:
+            return None
+        runs = {name: self._wrong_steps(job, code) for name, code in sorted(job["wrong"].items())}
+        best: tuple[int, str] | None = None
+        for name, wrong_steps in runs.items():
+            if all(_same(checks[i], _step(steps, i), _step(wrong_steps, i)) for i in failing):
+                agree = sum(
+                    _same(check, _step(steps, i), _step(wrong_steps, i))
+                    for i, check in enumerate(checks)
+                )
+                if best is None or agree > best[0]:
+                    best = (agree, name)
+        if best is not None:
+            return {"wrong": best[1], "confidence": "outputs"}
+        for name, wrong_steps in runs.items():
+            fails = [
+                i
+                for i, check in enumerate(checks)
+                if not reference.skipped[i]
+                and verdict.check_entry(check, False, reference.values[i], _step(wrong_steps, i))[
+                    "status"
+                ]
+                == "failed"
+            ]
+            if fails == failing:
+                return {"wrong": name, "confidence": "pattern"}
+        return None
+
+    def _wrong_steps(self, job: dict[str, Any], code: str) -> list[report.Step]:
+        """A wrong solution's per-check results, run once per zygote and cached like the
+        reference's."""
+        payload = _grade_payload(code, job, self.kind)
+        key = "wrong:" + hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+        cached = self._wrong_cache.get(key)
+        if cached is not None:
+            self._wrong_cache.move_to_end(key)
+            return cached
+        outcome = self._run(payload, job)
+        run = report.read(outcome.frames, step_kind="check", count=len(job["checks"]))
+        steps = [] if outcome.malformed or run.malformed else run.steps
+        self._wrong_cache[key] = steps
+        if len(self._wrong_cache) > _CACHE_SIZE * 4:
+            self._wrong_cache.popitem(last=False)
+        return steps
 
     def snippets(self, raw_blocks: Any, raw_time_limit: Any) -> dict[str, Any]:
         blocks, time_limit = jobs.normalize_snippets(raw_blocks, raw_time_limit)
@@ -127,6 +195,25 @@ class Grader:
             # Nothing of the job ran; what the process printed is the grader's own failure.
             print(f"sandbox setup failed:\n{outcome.output}", file=sys.stderr, flush=True)
         return outcome
+
+
+def _step(steps: list[report.Step], index: int) -> report.Step:
+    return steps[index] if index < len(steps) else report.Step()
+
+
+def _same(check: dict[str, Any], a: report.Step, b: report.Step) -> bool:
+    """Whether two runs did the same on one check: the same values within the check's
+    tolerance, or the same exception type."""
+    if a.error is not None or b.error is not None:
+        return a.error is not None and b.error is not None and a.error.type == b.error.type
+    if a.values is None or b.values is None or a.unsupported or b.unsupported:
+        return False
+    if len(a.values) != len(b.values):
+        return False
+    return all(
+        compare.difference(y, x, rtol=check["rtol"], atol=check["atol"], reveal=False) is None
+        for x, y in zip(a.values, b.values, strict=True)
+    )
 
 
 def _grade_payload(code: str, job: dict[str, Any], kind: str) -> dict[str, Any]:

@@ -32,7 +32,17 @@ __all__ = [
     "pure_check_problems",
 ]
 
-_JOB_KEYS = {"code", "reference", "checks", "forbid", "time_limit", "memory_limit_mb", "queue"}
+_JOB_KEYS = {
+    "code",
+    "reference",
+    "checks",
+    "forbid",
+    "time_limit",
+    "memory_limit_mb",
+    "queue",
+    "wrong",
+}
+MAX_WRONG_SOLUTIONS = 32
 _CHECK_KEYS = {"name", "visible", "code", "compare", "rtol", "atol", "requires"}
 
 
@@ -167,6 +177,15 @@ def normalize_job(raw: Any, *, pure_checks: bool | None = None) -> dict[str, Any
     queue = raw.get("queue", "cpu")
     if queue not in QUEUES:
         raise JobError(f"job.queue must be one of {QUEUES}")
+    wrong = raw.get("wrong") or {}
+    if (
+        not isinstance(wrong, Mapping)
+        or len(wrong) > MAX_WRONG_SOLUTIONS
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in wrong.items())
+    ):
+        raise JobError(
+            f"job.wrong must map at most {MAX_WRONG_SOLUTIONS} names to wrong solutions' code"
+        )
     return {
         "code": raw["code"],
         "reference": raw["reference"],
@@ -175,6 +194,7 @@ def normalize_job(raw: Any, *, pure_checks: bool | None = None) -> dict[str, Any
         "time_limit": time_limit,
         "memory_limit_mb": memory,
         "queue": queue,
+        "wrong": dict(wrong),
     }
 
 

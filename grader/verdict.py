@@ -93,7 +93,7 @@ def abnormal_end(
 _SIGNALS = {s.value for s in signal.Signals}
 
 
-def _check_entry(
+def check_entry(
     check: dict[str, Any], skipped: bool, expected: list[Any] | None, step: report.Step
 ) -> dict[str, Any]:
     reveal = check["visible"]
@@ -138,7 +138,7 @@ def grade(
         if index < len(steps) or reference.skipped[index]:
             step = steps[index] if index < len(steps) else report.Step()
             entries.append(
-                _check_entry(check, reference.skipped[index], reference.values[index], step)
+                check_entry(check, reference.skipped[index], reference.values[index], step)
             )
             continue
         # Never reached: the check that was running when the run ended says why.

@@ -34,17 +34,20 @@ def close_pools() -> None:
         _pools.clear()
 
 
-def exercise_job(exercise: Exercise, code: str) -> dict[str, Any]:
+def exercise_job(exercise: Exercise, code: str, *, examples: bool = False) -> dict[str, Any]:
+    """The grader's job. `examples`: only the visible checks (fast feedback that never solves)."""
+    checks = [c for c in exercise.checks if c.get("visible")] if examples else exercise.checks
     return {
         "code": code,
         "reference": exercise.solution_code,
-        "checks": exercise.checks,
+        "checks": checks,
         "forbid": exercise.forbid,
         "time_limit": exercise.time_limit,
         "memory_limit_mb": exercise.memory_limit_mb,
         "queue": exercise.queue,
+        "wrong": exercise.wrong_solutions,
     }
 
 
-def grade(exercise: Exercise, code: str) -> dict[str, Any]:
-    return sandbox_pool(exercise.queue).grade(exercise_job(exercise, code))
+def grade(exercise: Exercise, code: str, *, examples: bool = False) -> dict[str, Any]:
+    return sandbox_pool(exercise.queue).grade(exercise_job(exercise, code, examples=examples))

@@ -40,6 +40,10 @@ class Submission(models.Model):
 
     Queue = Queue
 
+    class Mode(models.TextChoices):
+        SUBMIT = "submit", "Submit"  # every check; the only mode that can solve a question
+        EXAMPLES = "examples", "Run examples"  # the visible checks only; never scored
+
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions"
     )
@@ -49,7 +53,14 @@ class Submission(models.Model):
     code = models.TextField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     queue = models.CharField(max_length=3, choices=Queue.choices, default=Queue.CPU)
+    mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.SUBMIT)
     message = models.TextField(blank=True, help_text="The overall outcome, or why it is waiting.")
+    diagnosis = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The misconception a failing submission shares with a known wrong solution: "
+        "{misconception, hint, confidence}.",
+    )
     checks = models.JSONField(default=list, blank=True, help_text="[{name, status, message}]")
     output = models.TextField(blank=True)
     tries = models.PositiveSmallIntegerField(default=0)

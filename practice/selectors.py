@@ -147,8 +147,11 @@ def question_state(*, user: Visitor, question: Question) -> QuestionState:
 
 
 def submission_list(*, user: Visitor, question: Question) -> QuerySet[Submission]:
-    """The learner's latest submissions to a question, newest first."""
-    return Submission.objects.visible_to(user).filter(question=question)[:PREVIOUS_SUBMISSIONS]
+    """The learner's latest submissions to a question, newest first (example runs apart)."""
+    submissions = Submission.objects.visible_to(user).filter(
+        question=question, mode=Submission.Mode.SUBMIT
+    )
+    return submissions[:PREVIOUS_SUBMISSIONS]
 
 
 def submission_get(*, user: Visitor, pk: int) -> Submission | None:

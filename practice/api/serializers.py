@@ -16,19 +16,36 @@ class CheckResultSerializer(serializers.Serializer):
     visible = serializers.BooleanField()
 
 
+class DiagnosisSerializer(serializers.Serializer):
+    misconception = serializers.CharField()
+    hint = serializers.CharField()
+    confidence = serializers.ChoiceField(
+        choices=["outputs", "pattern"],
+        help_text="outputs: your failing checks returned what that mistake returns; "
+        "pattern: you failed exactly the checks that mistake fails.",
+    )
+
+
 class SubmissionSerializer(serializers.ModelSerializer):
     question: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
         read_only=True, slug_field="slug"
     )
     checks = CheckResultSerializer(many=True, read_only=True)
+    diagnosis = DiagnosisSerializer(
+        read_only=True,
+        allow_null=True,
+        help_text="Null unless the submission failed the way a known wrong solution does.",
+    )
 
     class Meta:
         model = Submission
         fields = [
             "id",
             "question",
+            "mode",
             "status",
             "message",
+            "diagnosis",
             "checks",
             "output",
             "queue",
@@ -45,6 +62,12 @@ class SubmissionSerializer(serializers.ModelSerializer):
 class SubmissionCreateSerializer(serializers.Serializer):
     question = serializers.SlugField(help_text="The slug of a code question.")
     code = serializers.CharField(trim_whitespace=False, help_text="At most 64 KiB of UTF-8.")
+    mode = serializers.ChoiceField(
+        choices=Submission.Mode.choices,
+        default=Submission.Mode.SUBMIT,
+        help_text="submit: every check, can solve the question; examples: the visible checks "
+        "only, never scored.",
+    )
 
     def validate_question(self, slug: str) -> Question:
         user = self.context["request"].user

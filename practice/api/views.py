@@ -35,15 +35,24 @@ class SubmissionViewSet(
     mixins.RetrieveModelMixin,
     viewsets.GenericViewSet,
 ):
-    """Your code submissions. POST `{"question": "<slug>", "code": "..."}` to have code graded;
-    poll the returned submission until its status is no longer `queued` or `running`."""
+    """Your code submissions. POST `{"question": "<slug>", "code": "...", "mode": "submit"}` to
+    have code graded (`"mode": "examples"` runs only the visible checks, is never scored, and is
+    listed apart: `GET ?mode=examples`); poll the returned submission until its status is no
+    longer `queued` or `running`. A failing submission may carry a `diagnosis`: the misconception
+    it shares with a known wrong solution, and a hint."""
 
     serializer_class = SubmissionSerializer
     permission_classes = [permissions.IsAuthenticated]
     throttle_scope = "submissions"
 
     def get_queryset(self):
-        return Submission.objects.visible_to(self.request.user).select_related("question")
+        queryset = Submission.objects.visible_to(self.request.user).select_related("question")
+        if self.action == "list":
+            mode = self.request.query_params.get("mode", Submission.Mode.SUBMIT)
+            if mode not in Submission.Mode.values:
+                raise ValidationError({"mode": "Use submit or examples."})
+            queryset = queryset.filter(mode=mode)
+        return queryset
 
     def get_object(self):
         return submissions.submission_settle_overdue(submission=super().get_object())

@@ -15,7 +15,8 @@ from django.utils import timezone
 from accounts.models import User
 from grader.jobs import JobError
 from grader.limits import MAX_OUTPUT_CHARS
-from quizbank.models import Question
+from quizbank.bank.schema import wrong_solution_notes
+from quizbank.models import Exercise, Question
 
 from .. import grader_client, workers
 from ..models import MAX_CODE_BYTES, MAX_TRIES, Submission
@@ -32,8 +33,11 @@ GRADED_ON_CPU = (
 )
 
 
-def submission_create(*, user: User, question: Question, code: str) -> Submission:
-    """Store a submission and enqueue its grading once the row is committed.
+def submission_create(
+    *, user: User, question: Question, code: str, mode: str = Submission.Mode.SUBMIT
+) -> Submission:
+    """Store a submission and enqueue its grading once the row is committed. `mode` "examples"
+    runs only the visible checks; such a run is never scored and never solves the question.
 
     Preconditions: `question` is visible to `user`. Raises ValidationError naming the field."""
     exercise = getattr(question, "exercise", None)
@@ -46,7 +50,11 @@ def submission_create(*, user: User, question: Question, code: str) -> Submissio
         )
     if not code.strip():
         raise ValidationError({"code": "The code is empty."})
-    submission = Submission(user=user, question=question, code=code, queue=exercise.queue)
+    if mode not in Submission.Mode.values:
+        raise ValidationError({"mode": "Use submit or examples."})
+    submission = Submission(
+        user=user, question=question, code=code, queue=exercise.queue, mode=mode
+    )
     _mark_queued(submission, now=timezone.now())
     submission.full_clean()
     submission.save()
@@ -95,9 +103,10 @@ def submission_grade(*, submission_id: int, worker: str) -> Submission | None:
         )
         submission.save(update_fields=["status", "tries", "worker", "started_at", "deadline_at"])
 
+    examples = submission.mode == Submission.Mode.EXAMPLES
     learners_fault = True
     try:
-        verdict = grader_client.grade(exercise, submission.code)
+        verdict = grader_client.grade(exercise, submission.code, examples=examples)
     except JobError as exc:
         learners_fault = False
         # The exercise itself is broken (saved past validation, or a bank bug): the learner gets a
@@ -123,14 +132,27 @@ def submission_grade(*, submission_id: int, worker: str) -> Submission | None:
     submission.message = verdict.get("message", "")
     if exercise.queue == Submission.Queue.GPU and verdict.get("skipped"):
         submission.message = f"{submission.message} {GRADED_ON_CPU}".strip()
+    submission.diagnosis = _diagnosis(exercise, verdict.get("diagnosis"))
     submission.output = verdict.get("output", "")[:MAX_OUTPUT_CHARS]
     submission.duration_ms = verdict.get("duration_ms")
     submission.finished_at = timezone.now()
     submission.deadline_at = None
     submission.save()
-    if learners_fault:  # a broken exercise is never scored against the learner
+    if learners_fault and not examples:  # a broken exercise is never scored against the learner
         learning.verdict_record(submission=submission)
     return submission
+
+
+def _diagnosis(exercise: Exercise, found: Any) -> dict[str, str] | None:
+    """The learner-facing diagnosis: the misconception and hint the matching wrong solution
+    declares (never its code or name)."""
+    if not isinstance(found, dict):
+        return None
+    code = exercise.wrong_solutions.get(found.get("wrong"))
+    notes = wrong_solution_notes(code) if isinstance(code, str) else None
+    if notes is None or found.get("confidence") not in ("outputs", "pattern"):
+        return None
+    return {**notes, "confidence": found["confidence"]}
 
 
 LOST_IN_PROCESS = (

@@ -28,7 +28,7 @@ from quizbank.models import Question, QuickCheck
 
 from .. import selectors
 from ..forms import NoteForm, SubmissionForm
-from ..models import Activity
+from ..models import Activity, Submission
 from ..services import learning, submissions
 from .pages import render_question
 
@@ -182,7 +182,10 @@ def submit(request, slug: str):
     elif form.is_valid():
         try:
             submission = submissions.submission_create(
-                user=request.user, question=question, code=form.cleaned_data["code"]
+                user=request.user,
+                question=question,
+                code=form.cleaned_data["code"],
+                mode=request.POST.get("mode") or Submission.Mode.SUBMIT,
             )
         except ValidationError as exc:
             error = " ".join(m for ms in exc.message_dict.values() for m in ms)

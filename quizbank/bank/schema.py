@@ -7,6 +7,7 @@ A *record* is one question as plain data: what `files.read_bank` builds from a f
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
@@ -170,6 +171,28 @@ def check_errors(check: Any) -> Errors:
     return errors
 
 
+_NOTE_RE = re.compile(r"^(Misconception|Hint):", re.MULTILINE)
+
+
+def wrong_solution_notes(code: str) -> dict[str, str] | None:
+    """The misconception and hint a wrong solution declares in its opening docstring
+    (`Misconception: ...` then `Hint: ...`), or None when either is missing or empty."""
+    try:
+        docstring = ast.get_docstring(ast.parse(code), clean=True)
+    except SyntaxError:
+        return None
+    if not docstring:
+        return None
+    parts = _NOTE_RE.split(docstring)
+    notes = {
+        label.lower(): " ".join(text.split())
+        for label, text in zip(parts[1::2], parts[2::2], strict=True)
+    }
+    if not notes.get("misconception") or not notes.get("hint"):
+        return None
+    return {"misconception": notes["misconception"], "hint": notes["hint"]}
+
+
 def exercise_errors(exercise: dict[str, Any]) -> Errors:
     """Errors of an exercise: `meta` is exercise.yaml's content, the rest are the code files."""
     errors: Errors = []
@@ -236,6 +259,7 @@ def exercise_errors(exercise: dict[str, Any]) -> Errors:
             errors.append(
                 (f"wrong/{name}.py", f"is not valid Python: {exc.msg} (line {exc.lineno})")
             )
+
     return errors
 
 

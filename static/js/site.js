@@ -50,3 +50,20 @@ document.addEventListener("htmx:configRequest", (event) => {
     if (value === "") delete event.detail.parameters[name];
   }
 });
+
+// The exercise form: Ctrl/Cmd+Enter runs the examples, Ctrl/Cmd+Shift+Enter submits. Listening in
+// the capture phase on the document puts this before the editor's own key handling.
+document.addEventListener(
+  "keydown",
+  (event) => {
+    if (event.key !== "Enter" || !(event.ctrlKey || event.metaKey)) return;
+    const form = event.target.closest && event.target.closest("#submit-form");
+    if (!form) return;
+    const button = form.querySelector(event.shiftKey ? "#submit-code" : "#run-examples");
+    if (!button) return;
+    event.preventDefault();
+    event.stopPropagation();
+    form.requestSubmit(button);
+  },
+  true,
+);
