@@ -70,6 +70,12 @@ class QuickCheckFactory(factory.django.DjangoModelFactory):
     explanation = "Because that."
 
 
+ADDS_TWO = (
+    '"""Misconception: Doubling means adding two.\n\nHint: Try x = 3.\n"""\n\n\n'
+    "def double(x):\n    return x + 2\n"
+)
+
+
 class ExerciseFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Exercise
@@ -92,4 +98,4 @@ class ExerciseFactory(factory.django.DjangoModelFactory):
             },
         ]
     )
-    wrong_solutions = factory.LazyFunction(lambda: {"adds": "def double(x):\n    return x + 2\n"})
+    wrong_solutions = factory.LazyFunction(lambda: {"adds": ADDS_TWO})
