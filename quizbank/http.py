@@ -11,7 +11,6 @@ from urllib.parse import unquote_to_bytes
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 
