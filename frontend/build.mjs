@@ -1,7 +1,14 @@
 // Rebuilds what quizbank vendors into static/vendor/ (run `npm ci && npm run build` here):
 // codemirror.js, the editor bundled once by esbuild, with the licences of every package in it;
 // htmx.min.js, copied from the htmx.org package, with its licence.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
 import * as esbuild from "esbuild";
 
 const here = new URL(".", import.meta.url).pathname;
@@ -45,5 +52,17 @@ writeFileSync(
 
 copyFileSync(`${here}node_modules/htmx.org/dist/htmx.min.js`, `${vendor}htmx.min.js`);
 writeFileSync(`${vendor}htmx.LICENSE.txt`, licence("htmx.org"));
+
+// KaTeX renders the formulas of prompts and answers ($...$, $$...$$): its script, the auto-render
+// extension, the stylesheet and its fonts, copied as they ship.
+const katex = `${here}node_modules/katex/dist/`;
+mkdirSync(`${vendor}katex/fonts`, { recursive: true });
+for (const file of ["katex.min.js", "katex.min.css", "contrib/auto-render.min.js"]) {
+  copyFileSync(katex + file, `${vendor}katex/${file.replace("contrib/", "")}`);
+}
+for (const font of readdirSync(`${katex}fonts`).filter((f) => f.endsWith(".woff2"))) {
+  copyFileSync(`${katex}fonts/${font}`, `${vendor}katex/fonts/${font}`);
+}
+writeFileSync(`${vendor}katex/LICENSE.txt`, licence("katex"));
 
 console.log(`bundled ${packages.size} packages into static/vendor/codemirror.js; copied htmx.min.js`);

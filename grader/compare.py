@@ -9,6 +9,7 @@ learner's code computed from a hidden input; visible checks also show both value
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import torch
@@ -92,6 +93,13 @@ def difference(
             return f"{what}: expected {short_repr(expected)}, got {short_repr(actual)}"
         return what
 
+    # raises(fn, ...) gives an exception's class name, or None when nothing was raised.
+    if type(expected) is str and actual is None and _EXCEPTION_NAME.fullmatch(expected):
+        if reveal:
+            return f"expected {expected} to be raised, but nothing was raised"
+        return "an exception was expected, but nothing was raised"
+    if expected is None and type(actual) is str and _EXCEPTION_NAME.fullmatch(actual):
+        return f"nothing should be raised, but {actual[:80]} was"
     if type(expected) is not type(actual):
         return differs(f"a {_type_name(actual)} where a {_type_name(expected)} was expected")
     if type(expected) is torch.Tensor:
@@ -140,6 +148,9 @@ def _kind(value: float) -> str:
     return "a finite value"
 
 
+_EXCEPTION_NAME = re.compile(r"[A-Z]\w*(Error|Exception|Warning|Interrupt|Exit)")
+
+
 def _non_finite(expected: float, actual: float) -> str:
     return f"{_kind(actual)} where {_kind(expected)} was expected"
 
@@ -179,6 +190,8 @@ def _tensor_difference(
         return "values differ"
     wrong = int((~close).sum())
     message = f"{wrong} of {close.numel()} values differ"
+    if expected.dtype in TOLERANCES:
+        message += f" beyond the tolerance (rtol={r:g}, atol={a:g})"
     if expected.is_floating_point() or expected.is_complex():
         wide = torch.complex128 if expected.is_complex() else torch.float64
         wrong_mask = ~close  # only the differing values are widened (bounded memory)

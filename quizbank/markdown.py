@@ -5,6 +5,7 @@ from functools import lru_cache
 
 import nh3
 from markdown_it import MarkdownIt
+from mdit_py_plugins.dollarmath import dollarmath_plugin
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
@@ -21,10 +22,34 @@ def _highlight(code: str, lang: str, attrs: str) -> str:
     return highlight(code, lexer, _FORMATTER)
 
 
-_MD = MarkdownIt("commonmark", {"highlight": _highlight, "html": False}).enable("table")
+# Formulas: $...$ inline and $$...$$ on their own lines become <span class="math inline"> and
+# <div class="math block"> holding the TeX source, which static/js/math.js renders with KaTeX.
+# Inside code spans and blocks a $ is just a character.
+_MD = (
+    MarkdownIt("commonmark", {"highlight": _highlight, "html": False})
+    .enable("table")
+    .use(dollarmath_plugin, allow_space=False, allow_digits=False, double_inline=True)
+)
 
-_TAGS = nh3.ALLOWED_TAGS | {"pre", "code", "span", "table", "thead", "tbody", "tr", "th", "td"}
-_ATTRIBUTES = {**nh3.ALLOWED_ATTRIBUTES, "span": {"class"}, "code": {"class"}, "pre": {"class"}}
+_TAGS = nh3.ALLOWED_TAGS | {
+    "pre",
+    "code",
+    "span",
+    "div",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+}
+_ATTRIBUTES = {
+    **nh3.ALLOWED_ATTRIBUTES,
+    "span": {"class"},
+    "div": {"class"},
+    "code": {"class"},
+    "pre": {"class"},
+}
 
 
 @lru_cache(maxsize=1024)

@@ -94,8 +94,13 @@ function mount(textarea) {
   window.addEventListener("pagehide", () => timer && save());
   if (textarea.form) textarea.form.addEventListener("submit", () => timer && save());
 
-  const submit = () => {
-    if (textarea.form) textarea.form.requestSubmit();
+  // Mod-Enter runs the examples, Mod-Shift-Enter submits (the buttons carry the mode).
+  const press = (selector) => () => {
+    const form = textarea.form;
+    if (!form) return false;
+    const button = form.querySelector(selector);
+    if (button) form.requestSubmit(button);
+    else form.requestSubmit();
     return true;
   };
 
@@ -104,7 +109,13 @@ function mount(textarea) {
     state: EditorState.create({
       doc: restored ? saved : textarea.value,
       extensions: [
-        Prec.highest(keymap.of([{ key: "Mod-Enter", run: submit }])),
+        Prec.highest(
+          keymap.of([
+            { key: "Mod-Enter", run: press("#run-examples") },
+            { key: "Mod-Shift-Enter", run: press("#submit-code") },
+          ]),
+        ),
+        EditorView.lineWrapping,
         basicSetup,
         keymap.of([indentWithTab]),
         python(),
@@ -146,7 +157,10 @@ document.addEventListener("click", (event) => {
   const reset = event.target.closest("[data-editor-reset]");
   if (reset) {
     const editor = editorFor(reset.dataset.editorReset);
-    if (editor) editor.setCode(editor.starter, "Back to the starter code.");
+    const changed = editor && editor.view.state.doc.toString() !== editor.starter;
+    if (editor && (!changed || window.confirm("Replace your code with the starter code? Your draft will be lost."))) {
+      editor.setCode(editor.starter, "Back to the starter code.");
+    }
     return;
   }
   const load = event.target.closest("[data-editor-load]");

@@ -28,7 +28,15 @@ def test_the_reference_solution_passes_and_the_gpu_check_is_skipped(pool):
     assert result["message"] == "All 5 checks passed; 1 needs CUDA and was skipped."
     assert result["skipped"] == 1
     assert statuses(result)["works on the GPU"] == "skipped"
-    assert set(result) == {"status", "message", "checks", "output", "duration_ms", "skipped"}
+    assert set(result) == {
+        "status",
+        "message",
+        "checks",
+        "output",
+        "duration_ms",
+        "skipped",
+        "diagnosis",
+    }
     assert set(result["checks"][0]) == {"name", "status", "message", "visible"}
 
 
@@ -77,7 +85,8 @@ def test_a_visible_check_shows_expected_and_actual_but_a_hidden_one_neither(pool
     result = pool.grade(job_for(code, reference, checks))
     messages = {c["name"]: c["message"] for c in result["checks"]}
     assert messages["visible"] == (
-        "1 of 1 values differ, by up to 1.5: expected tensor([3.]), got tensor([4.5000])"
+        "1 of 1 values differ beyond the tolerance (rtol=1.3e-06, atol=1e-05), by up to 1.5: "
+        "expected tensor([3.]), got tensor([4.5000])"
     )
     # Neither how many values differ nor by how much: with NaN masks that is an oracle.
     assert messages["hidden"] == "values differ beyond the tolerance (rtol=1.3e-06, atol=1e-05)"
@@ -377,3 +386,20 @@ def test_snippets_are_sandboxed_and_time_limited(pool):
     assert result["blocks"][0]["message"].startswith("raised PermissionError")
     slow = pool.run_snippets(["while True:\n    pass"], time_limit=1)
     assert slow["status"] == "timed_out"
+
+
+def test_a_missing_exception_is_said_in_words(pool):
+    checks = [
+        {"name": "rejects", "visible": True, "code": "e = raises(f, -1)", "compare": "e"},
+        {"name": "hidden rejects", "code": "e = raises(f, -2)", "compare": "e"},
+        {"name": "accepts", "visible": True, "code": "e = raises(f, 1)", "compare": "e"},
+    ]
+    reference = "def f(x):\n    if x < 0:\n        raise ValueError(x)\n    return x\n"
+    code = "def f(x):\n    if x > 0:\n        raise TypeError(x)\n    return x\n"
+    job = {"code": code, "reference": reference, "checks": checks}
+    messages = [c["message"] for c in pool.grade(job)["checks"]]
+    assert messages == [
+        "expected ValueError to be raised, but nothing was raised",
+        "an exception was expected, but nothing was raised",
+        "nothing should be raised, but TypeError was",
+    ]

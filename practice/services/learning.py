@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 import fsrs
+from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -131,11 +132,14 @@ def answer_reveal(*, user: User, question: Question) -> QuestionProgress:
     return progress
 
 
-def quick_check_answer(*, user: User, check: QuickCheck, response: Any) -> dict[str, Any]:
+def quick_check_answer(
+    *, user: User | AnonymousUser, check: QuickCheck, response: Any, record: bool = True
+) -> dict[str, Any]:
     """Grade an answer to a quick check; for a signed-in learner, record it, and a wrong answer
-    puts the question in their review queue as "again". Anyone may call this."""
+    puts the question in their review queue as "again". Anyone may call this. `record=False`
+    grades without recording (a retry: the first attempt is the one progress counts)."""
     correct = check.is_correct(response)
-    if user is not None and user.is_authenticated:
+    if record and user is not None and user.is_authenticated:
         with transaction.atomic():
             now = timezone.now()
             question = check.question

@@ -79,12 +79,36 @@ def test_a_visitor_sees_the_answer_and_is_asked_to_sign_in_to_rate(client, quest
 def test_a_quick_check_is_graded_with_its_explanation(client, question, check):
     body = client.post(f"/questions/zero-grad/checks/{check.pk}/", {"choice": "1"}, **HTMX)
     assert "✓ Right." in body.content.decode() and "Because that." in body.content.decode()
-    body = client.post(f"/questions/zero-grad/checks/{check.pk}/", {"choice": "0"}, **HTMX)
+    body = client.post(
+        f"/questions/zero-grad/checks/{check.pk}/", {"choice": "0", "attempt": "2"}, **HTMX
+    )
     assert (
         "✗ Not quite." in body.content.decode()
         and "<strong>B</strong> that" in body.content.decode()
     )
     assert not Activity.objects.exists()
+
+
+def test_a_wrong_first_answer_gets_one_retry_and_only_the_first_attempt_is_recorded(
+    client, user, question, check
+):
+    client.force_login(user)
+    url = f"/questions/zero-grad/checks/{check.pk}/"
+    first = client.post(url, {"choice": "0", "attempt": "1"}, **HTMX).content.decode()
+    assert "Not quite. Change your answer" in first and "Try again" in first
+    assert "Because that." not in first and "<strong>B</strong>" not in first  # answer hidden
+    oob = f'name="attempt" id="check-{check.pk}-attempt" value="2" hx-swap-oob="true"'
+    assert oob in first
+    second = client.post(url, {"choice": "1", "attempt": "2"}, **HTMX).content.decode()
+    assert "✓ Right." in second and "Because that." in second
+    (activity,) = Activity.objects.filter(kind="quick_check")
+    assert activity.correct is False  # the first attempt is what progress records
+
+
+def test_show_answer_reveals_it_without_grading(client, question, check):
+    url = f"/questions/zero-grad/checks/{check.pk}/"
+    body = client.post(url, {"reveal": "1"}, **HTMX).content.decode()
+    assert "The answer." in body and "<strong>B</strong> that" in body
 
 
 def test_a_quick_check_without_an_answer_asks_for_one(client, question, check):

@@ -96,12 +96,23 @@ def _quick_check_response(check: QuickCheck, data) -> object | None:
 
 @require_POST
 def quick_check_answer(request, slug: str, pk: int):
+    """One retry before the answer is shown: a wrong first attempt offers "Try again" or "Show
+    answer"; only the first attempt is recorded in the learner's progress."""
     check = bank_selectors.quick_check_get(user=request.user, slug=slug, pk=pk)
+    attempt = 2 if request.POST.get("attempt") == "2" else 1
     response = _quick_check_response(check, request.POST)
-    if response is None:
+    result: dict[str, Any]
+    if request.POST.get("reveal"):
+        result = {"correct": None, "revealed": True}
+    elif response is None:
         result = {"error": "Choose an answer first." if check.choices else "Type an answer first."}
+        result["attempt"] = attempt
     else:
-        result = learning.quick_check_answer(user=request.user, check=check, response=response)
+        result = learning.quick_check_answer(
+            user=request.user, check=check, response=response, record=attempt == 1
+        )
+        result["retry"] = not result["correct"] and attempt == 1
+        result["attempt"] = 2 if result["retry"] else attempt
     if not request.htmx:
         question = bank_selectors.question_page_get(user=request.user, pk=check.question_id)
         return render_question(request, question, check_results={check.pk: result})

@@ -30,3 +30,9 @@ def right_choices(check: Any) -> list[tuple[str, str]]:
     """The right answer of a choice quick check as (letter, choice) pairs."""
     indices = check.answer if isinstance(check.answer, list) else [check.answer]
     return [(letter(i), check.choices[i]) for i in indices if 0 <= i < len(check.choices)]
+
+
+@register.filter
+def not_run(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The checks a run never reached: shown collapsed, after the ones that say something."""
+    return [c for c in checks if c.get("message") == "Not run."]

@@ -31,3 +31,14 @@ def test_a_question_page_renders_markdown_and_hides_drafts(client):
     QuestionFactory(slug="hidden", status="draft")
     assert b"<code>view</code>" in client.get("/questions/shown/").content
     assert client.get("/questions/hidden/").status_code == 404
+
+
+def test_formulas_are_marked_for_katex_but_code_keeps_its_dollars():
+    from quizbank.markdown import render_markdown
+
+    html = render_markdown(
+        "Scale by $\\frac{1}{\\sqrt{d}}$, not `x = $y$`.\n\n$$\\sum_i p_i = 1$$\n"
+    )
+    assert '<span class="math inline">\\frac{1}{\\sqrt{d}}</span>' in html
+    assert "<code>x = $y$</code>" in html
+    assert '<div class="math block">' in html and "\\sum_i p_i = 1" in html

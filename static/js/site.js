@@ -67,3 +67,27 @@ document.addEventListener(
   },
   true,
 );
+
+// A new run clears the previous verdict at once, so an old result is never read as the new one.
+document.addEventListener("htmx:beforeRequest", (event) => {
+  const form = event.detail.elt;
+  if (!form || form.id !== "submit-form") return;
+  const verdict = document.getElementById("verdict");
+  if (verdict) {
+    verdict.replaceChildren();
+    const note = document.createElement("p");
+    note.className = "small muted";
+    note.setAttribute("role", "status");
+    note.textContent = "Sending to the grader…";
+    verdict.append(note);
+  }
+});
+
+// "Try again" on a quick check: back to its first answer choice (or text box).
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("[data-focus]");
+  if (!button) return;
+  const form = document.querySelector(button.dataset.focus);
+  const field = form && form.querySelector("input:not([type=hidden])");
+  if (field) field.focus();
+});

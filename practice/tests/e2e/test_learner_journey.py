@@ -143,6 +143,11 @@ def test_a_visitors_code_draft_is_still_there_after_signing_up(page, bank):
     expect(page).to_have_url(re.compile(r"/questions/double-it/#exercise$"))
     expect(page.locator(".cm-content")).to_contain_text("# my own draft")
     expect(page.locator("#draft-status")).to_have_text("Your draft was restored.")
+    # Resetting asks first: dismissed, the draft stays; accepted, the starter is back.
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.get_by_role("button", name="Reset to the starter code").click()
+    expect(page.locator(".cm-content")).to_contain_text("# my own draft")
+    page.once("dialog", lambda dialog: dialog.accept())
     page.get_by_role("button", name="Reset to the starter code").click()
     expect(page.locator(".cm-content")).to_contain_text("raise NotImplementedError")
 
