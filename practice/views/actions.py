@@ -30,7 +30,7 @@ from .. import selectors
 from ..forms import NoteForm, SubmissionForm
 from ..models import Activity, Submission
 from ..services import learning, submissions
-from .pages import render_question
+from .pages import learner_updates, render_question, whats_next
 
 RATINGS = {label.lower(): value for value, label in Activity.Rating.choices}
 
@@ -116,7 +116,12 @@ def quick_check_answer(request, slug: str, pk: int):
     if not request.htmx:
         question = bank_selectors.question_page_get(user=request.user, pk=check.question_id)
         return render_question(request, question, check_results={check.pk: result})
-    return render(request, "practice/_quick_check_result.html", {"check": check, "result": result})
+    context = {
+        "check": check,
+        "result": result,
+        "learner_updates": learner_updates(request, check.question),
+    }
+    return render(request, "practice/_quick_check_result.html", context)
 
 
 @require_POST
@@ -131,7 +136,14 @@ def rate(request, slug: str):
     label = Activity.Rating(rating).label.lower()
     back = _back(request, "")
     if request.htmx and not back:
-        context = {"question": question, "card": card, "rated": rating, "rated_label": label}
+        context = {
+            "question": question,
+            "card": card,
+            "rated": rating,
+            "rated_label": label,
+            "whats_next": whats_next(request, question),
+            "learner_updates": learner_updates(request, question),
+        }
         return render(request, "practice/_rating.html", context)
     # From the review queue (`next`) or without JavaScript: on to the next page, with a word.
     messages.success(request, f"Rated “{label}”: next review {card.due:%-d %b %Y, %H:%M} UTC.")
@@ -212,6 +224,9 @@ def submit(request, slug: str):
     context: dict[str, Any] = {"submission": submission, "error": error, "question": question}
     if submission is not None:
         context["submissions"] = selectors.submission_list(user=request.user, question=question)
+        if submission.finished:
+            context["learner_updates"] = learner_updates(request, question)
+            context["whats_next"] = whats_next(request, question)
     return render(request, "practice/_verdict.html", context)
 
 
@@ -226,8 +241,11 @@ def submission_detail(request, pk: int):
     if not request.htmx:
         return render(request, "practice/submission.html", context)
     if submission.finished:
-        # The list of previous submissions changes once, when the verdict arrives.
+        # The list of previous submissions, the practice box and the badge change once, when the
+        # verdict arrives.
         context["submissions"] = selectors.submission_list(
             user=request.user, question=submission.question
         )
+        context["learner_updates"] = learner_updates(request, submission.question)
+        context["whats_next"] = whats_next(request, submission.question)
     return render(request, "practice/_verdict.html", context)

@@ -4,14 +4,17 @@ question page, review and progress. The actions a question page posts to are in 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.http import QueryDict
 from django.shortcuts import render
 from django.views.decorators.vary import vary_on_headers
 
 from accounts.models import Profile
 from quizbank import selectors as bank_selectors
+from quizbank.models import Question
 
 from .. import selectors
 from ..filters import LearnerQuestionFilter
@@ -138,8 +141,72 @@ def render_question(request, question, *, check_results=None):
         "submission": state.submissions[0] if state.submissions else None,
         "gpu": selectors.gpu_queue_state() if exercise and exercise.queue == "gpu" else {},
         "preview": request.user.is_staff and request.GET.get("preview") == "1",
+        "neighbours": question_neighbours(request, question),
+        "list_query": list_query(request).urlencode(),
     }
     return render(request, "practice/question_detail.html", context)
+
+
+# The list's filters a question page carries along, so "next" means next in the learner's list.
+LIST_PARAMS = ("topic", "application", "difficulty", "kind", "search", "progress", "bookmarked")
+
+
+def list_query(request) -> QueryDict:
+    """The list filters in effect: the page's own query, or for an htmx request the query of the
+    page that made it."""
+    source = request.GET
+    current = request.htmx.current_url if request.htmx else None
+    if current:
+        source = QueryDict(urlsplit(current).query)
+    query = QueryDict(mutable=True)
+    for name in LIST_PARAMS:
+        values = [v for v in source.getlist(name) if v]
+        if values:
+            query.setlist(name, values)
+    return query
+
+
+def question_neighbours(request, question) -> dict[str, Any]:
+    """The questions before and after `question` in the learner's filtered list (two queries)."""
+    rows = bank_selectors.question_list(user=request.user)
+    filterset = LearnerQuestionFilter(list_query(request), queryset=rows, request=request)
+    if not filterset.is_valid():
+        return {}
+    slugs = list(filterset.qs.values_list("slug", flat=True))
+    if question.slug not in slugs:
+        return {}
+    index = slugs.index(question.slug)
+    wanted = {
+        "previous": slugs[index - 1] if index > 0 else None,
+        "next": slugs[index + 1] if index + 1 < len(slugs) else None,
+    }
+    titles = {
+        q.slug: q
+        for q in Question.objects.filter(slug__in=[s for s in wanted.values() if s]).only(
+            "slug", "title"
+        )
+    }
+    return {key: titles.get(slug) for key, slug in wanted.items() if slug}
+
+
+def whats_next(request, question) -> dict[str, Any]:
+    """After a pass or a rating: the next question in the list, and a suggestion."""
+    suggested = selectors.question_suggested(user=request.user)
+    return {
+        "next": question_neighbours(request, question).get("next"),
+        "suggested": suggested if suggested and suggested.pk != question.pk else None,
+        "query": list_query(request).urlencode(),
+    }
+
+
+def learner_updates(request, question) -> dict[str, Any] | None:
+    """What a partial response swaps in out of band: the "Your practice" box and the badge."""
+    if not request.user.is_authenticated:
+        return None
+    return {
+        "state": selectors.question_state(user=request.user, question=question),
+        "question": question,
+    }
 
 
 def question_detail(request, slug):
