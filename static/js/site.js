@@ -91,3 +91,11 @@ document.addEventListener("click", (event) => {
   const field = form && form.querySelector("input:not([type=hidden])");
   if (field) field.focus();
 });
+
+// A verdict that arrives below the fold is brought into view (the editor stays where it is).
+document.addEventListener("htmx:afterSwap", (event) => {
+  const target = event.detail.target;
+  if (target && target.id === "verdict" && target.querySelector(".verdict:not(.pending)")) {
+    target.scrollIntoView({ block: "nearest", behavior: "smooth" });
+  }
+});

@@ -221,3 +221,35 @@ def test_the_main_pages_fit_a_phone(browser, live_server, bank):
                 page.screenshot(path=f"{target}/{name}-light.png", full_page=True)
     finally:
         context.close()
+
+
+def test_examples_then_a_diagnosed_mistake_then_a_pass_that_updates_the_page(
+    page, bank, eager, shoot
+):
+    page.goto("/accounts/signup/")
+    sign_up(page, "solver")
+    page.goto("/questions/double-it/?topic=tensors")
+    page.evaluate("window.__noReload = true")  # gone if the page reloads
+    verdict = page.locator("#verdict")
+
+    replace_code(page, WRONG)
+    page.get_by_role("button", name="Run examples").click()
+    expect(verdict).to_contain_text("examples run", timeout=GRADING)
+    expect(verdict.locator("ul.checks li")).to_have_count(1)  # the visible example only
+
+    page.get_by_role("button", name="Submit").click()
+    expect(verdict.locator(".diagnosis")).to_contain_text(
+        "Doubling means adding two.", timeout=GRADING
+    )
+    shoot("diagnosis", page.locator("#exercise"))
+
+    replace_code(page, RIGHT)
+    page.keyboard.press("Control+Shift+Enter")  # submits from the editor
+    expect(verdict).to_contain_text("Passed", timeout=GRADING)
+    expect(page.locator("#progress-badge")).to_contain_text("Solved")
+    expect(page.locator("#practice-card")).to_contain_text("Solved on")
+    assert page.evaluate("window.__noReload") is True
+    shoot("passed-and-updated")
+
+    page.locator("#next-in-list").click()
+    expect(page).to_have_url(re.compile(r"/questions/strides/\?topic=tensors$"))
