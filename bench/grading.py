@@ -2,7 +2,9 @@
 
   (a) a cold process per submission (fresh interpreter: import torch, isolate, grade, exit);
   (b) the sandbox pool (a warm zygote forks an isolated child per submission);
-  (c) end to end: POST /api/submissions/ -> verdict, through Redis and a real Celery worker.
+  (c) end to end: POST /api/submissions/ -> verdict, through Redis and a real Celery worker;
+  (d) "Run examples" (the visible checks only) beside a full submit, on a real bank exercise,
+      interleaved in one pool, and a failing submit with its diagnosis.
 
     .venv/bin/python bench/grading.py [-n 40] [--cold 8] [--burst 100]
         [--database-url postgres://postgres@127.0.0.1:5432/quizbank_bench_grading]
@@ -62,11 +64,11 @@ def stats(label: str, seconds: list[float]) -> float:
     return p50
 
 
-def timed(fn) -> float:
+def timed(fn, status: str = "passed") -> float:
     t0 = time.perf_counter()
     result = fn()
     elapsed = time.perf_counter() - t0
-    assert result["status"] == "passed", result
+    assert result["status"] == status, result
     return elapsed
 
 
@@ -114,12 +116,35 @@ def main() -> None:
         b_rate = throughput(
             f"(b) pool, {args.slots} slots", lambda: pool.grade(JOB), args.burst, args.slots
         )
+        examples_vs_submit(pool, args.n)
     c, c_rate = end_to_end(args, python)
 
     print()
     print(f"(a)/(b) p50 ratio: {a / b:.1f}x faster through the pool (target >= 20x)")
     print(f"(c) p50: {c:.1f} ms (target <= 150 ms)")
     print(f"throughput: pool {b_rate:.1f}/s, end to end {c_rate:.1f}/s (target >= 25/s)")
+
+
+def examples_vs_submit(pool, count: int, slug: str = "attention-from-scratch") -> None:
+    from grader import exercise
+
+    folder = ROOT / "fixtures" / "bank" / slug
+    job = exercise.load(folder)
+    solution = (folder / "solution.py").read_text(encoding="utf-8")
+    wrong = next(iter(sorted(job["wrong"].values())))
+    full = {**job, "code": solution}
+    examples = {**full, "checks": [c for c in job["checks"] if c.get("visible")]}
+    pool.grade(full), pool.grade(examples), pool.grade({**job, "code": wrong})  # warm the caches
+    runs: dict[str, list[float]] = {"examples": [], "submit": [], "diagnosed": []}
+    for _ in range(count):  # interleaved, so both see the same machine
+        runs["examples"].append(timed(lambda: pool.grade(examples)))
+        runs["submit"].append(timed(lambda: pool.grade(full)))
+        runs["diagnosed"].append(timed(lambda: pool.grade({**job, "code": wrong}), "failed"))
+    print(f"\n{slug}: {len(examples['checks'])} visible of {len(job['checks'])} checks")
+    e = stats("(d) run examples", runs["examples"])
+    s = stats("(d) submit, all checks", runs["submit"])
+    stats("(d) failing submit + diagnosis", runs["diagnosed"])
+    print(f"(d) examples p50 is {s / e:.1f}x faster than a full submit")
 
 
 def end_to_end(args, python: str) -> tuple[float, float]:
