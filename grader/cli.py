@@ -38,12 +38,14 @@ def verify(pool: SandboxPool, folder: Path) -> bool:
     for file in verification.verify_exercise(
         lambda code: pool.grade({**template, "code": code}), files
     ):
-        ok = ok and file.ok
-        expectation = (
-            "" if file.ok else ("  (must pass)" if file.must_pass else "  (must not pass)")
-        )
-        label = "ok    " if file.ok else "BROKEN"
-        print(f"{label}  {folder.name}/{file.label}: {file.summary()}{expectation}", flush=True)
+        problem = file.problem()
+        ok = ok and problem is None
+        label = "ok    " if problem is None else "BROKEN"
+        if not file.ok:
+            detail = "  (must pass)" if file.must_pass else "  (must not pass)"
+        else:
+            detail = f"  ({problem})" if problem else ""
+        print(f"{label}  {folder.name}/{file.label}: {file.summary()}{detail}", flush=True)
     return ok
 
 

@@ -23,6 +23,7 @@ class FileVerdict:
 
     @property
     def ok(self) -> bool:
+        """Passes if it must, fails if it must (see problem() for the diagnosis rule)."""
         return self.passed == self.must_pass
 
     def summary(self) -> str:
@@ -37,7 +38,19 @@ class FileVerdict:
         return text
 
     def problem(self) -> str | None:
-        """Why this file breaks the exercise, or None when it behaves."""
+        """Why this file breaks the exercise, or None when it behaves. A wrong solution must also
+        be diagnosed as itself: a learner who makes that mistake is then told its misconception.
+        (A rejected, timed-out or crashing run is explained by its verdict's own message.)"""
+        if self.ok and self.label.startswith("wrong/") and self.result["status"] == "failed":
+            name = self.label.removeprefix("wrong/").removesuffix(".py")
+            found = (self.result.get("diagnosis") or {}).get("wrong")
+            if found != name:
+                other = f"wrong/{found}.py" if found else "no known mistake"
+                return (
+                    f"{self.label}: fails, but is diagnosed as {other}: its outputs on the checks "
+                    "it fails must differ from every other wrong solution's"
+                )
+            return None
         if self.ok:
             return None
         if not self.must_pass:

@@ -60,7 +60,8 @@ class VerifyingQuestionAdmin(bank_admin.QuestionAdmin):
                     )
                 except JobError as exc:
                     report["error"] = f"The grader refuses this exercise: {exc}"
-            report["ok"] = not report["error"] and all(f.ok for f in report["files"])
+            report["files"] = [(f, f.problem()) for f in report["files"]]
+            report["ok"] = not report["error"] and all(p is None for _, p in report["files"])
             reports.append(report)
         context = {
             **self.admin_site.each_context(request),

@@ -20,7 +20,7 @@ def test_verify_grades_reference_starter_and_wrong_solutions(admin_client):
     )
     assert response.status_code == 200
     (report,) = response.context["reports"]
-    verdicts = {f.label: (f.result["status"], f.ok) for f in report["files"]}
+    verdicts = {f.label: (f.result["status"], problem is None) for f, problem in report["files"]}
     assert verdicts["solution.py"] == ("passed", True)
     assert verdicts["starter.py"][1] is True
     assert verdicts["wrong/adds_two.py"] == ("failed", True)
