@@ -1,6 +1,6 @@
 import django_filters
 
-from quizbank.filters import MultiValueWidget, QuestionFilter
+from quizbank.filters import MultiValueWidget, QuestionFilter, StrictBooleanFilter
 
 from . import selectors
 
@@ -15,7 +15,7 @@ class LearnerQuestionFilter(QuestionFilter):
         method="filter_progress",
         help_text="Signed in: solved, attempted (not solved yet) or not_started.",
     )
-    bookmarked = django_filters.BooleanFilter(
+    bookmarked = StrictBooleanFilter(
         method="filter_bookmarked", help_text="Signed in: only (true) or no (false) bookmarks."
     )
 
@@ -26,8 +26,9 @@ class LearnerQuestionFilter(QuestionFilter):
     def user(self):
         return getattr(self.request, "user", None)
 
-    def filter_progress(self, queryset, name, value):
+    def filter_progress(self, queryset, name, value: list[str]):
         return selectors.filter_by_state(queryset, user=self.user, states=value)
 
-    def filter_bookmarked(self, queryset, name, value):
-        return selectors.filter_bookmarked(queryset, user=self.user, value=value)
+    def filter_bookmarked(self, queryset, name, value: str):
+        flag = {"true": True, "false": False}.get(value)
+        return selectors.filter_bookmarked(queryset, user=self.user, value=flag)

@@ -7,11 +7,20 @@ from .search import question_search
 
 
 class MultiValueWidget(forms.SelectMultiple):
-    """Reads `?f=a&f=b`, `?f=a,b` or a mix of both as one list of values."""
+    """Reads `?f=a&f=b`, `?f=a,b` or a mix of both as one list of values. An empty value given
+    on purpose (`?kind=`) is kept, so validation refuses it (400) instead of ignoring it."""
 
     def value_from_datadict(self, data, files, name):
         values = data.getlist(name) if hasattr(data, "getlist") else [data.get(name, "")]
-        return list(dict.fromkeys(v.strip() for raw in values for v in raw.split(",") if v.strip()))
+        return list(dict.fromkeys(v.strip() for raw in values for v in raw.split(",")))
+
+
+class StrictBooleanFilter(django_filters.ChoiceFilter):
+    """`true` or `false`, and nothing else: `?bookmarked=-1` is a 400, not "no filter"."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("choices", [("true", "true"), ("false", "false")])
+        super().__init__(*args, **kwargs)
 
 
 class QuestionFilter(django_filters.FilterSet):

@@ -218,9 +218,11 @@ GRADER_RUNNING_MARGIN = int(os.environ.get("GRADER_RUNNING_MARGIN", "60"))
 SUBMISSION_RATE = os.environ.get("SUBMISSION_RATE", "20/min")
 
 REST_FRAMEWORK = {
+    # Token first: a request without credentials is then answered 401 with
+    # `WWW-Authenticate: Token` (session-first would answer 403 with no challenge).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
@@ -236,6 +238,10 @@ REST_FRAMEWORK = {
 }
 
 SPECTACULAR_SETTINGS = {
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "quizbank.api.schema.document_error_responses",
+    ],
     "TITLE": "quizbank API",
     "DESCRIPTION": "PyTorch interview questions: browse, search, practise and get code graded.",
     "VERSION": "1",

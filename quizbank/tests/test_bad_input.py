@@ -67,3 +67,31 @@ def test_the_api_docs_page_still_works_under_its_own_policy(client):
     response = client.get("/api/docs/")
     assert response.status_code == 200
     assert "'unsafe-inline'" in response["Content-Security-Policy"].split("style-src")[0]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["kind=&kind=", "bookmarked=-1", "difficulty=trivial", "progress=done", "topic=nope"],
+)
+def test_an_invalid_filter_value_is_a_400_naming_the_filter(api, query):
+    response = api.get(f"/api/questions/?{query}")
+    assert response.status_code == 400
+    assert query.split("=")[0] in response.json()
+
+
+def test_missing_credentials_get_a_401_with_a_challenge(api):
+    response = api.get("/api/submissions/")
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == "Token"
+
+
+def test_the_schema_documents_error_answers_and_types_the_progress_filter(api):
+    import yaml
+
+    schema = yaml.safe_load(api.get("/api/schema/").content)
+    submissions = schema["paths"]["/api/submissions/"]["post"]["responses"]
+    assert {"201", "400", "401", "403", "429"} <= set(submissions)
+    detail = schema["paths"]["/api/submissions/{id}/"]["get"]["responses"]
+    assert "404" in detail
+    params = {p["name"]: p for p in schema["paths"]["/api/questions/"]["get"]["parameters"]}
+    assert params["progress"]["schema"]["items"]["type"] == "string"
