@@ -26,7 +26,7 @@ class LoginThrottleMixin:
 
     def clean(self):
         username = self.cleaned_data.get("username") or ""
-        address = self.request.META.get("REMOTE_ADDR", "") if self.request else ""
+        address = throttling.client_address(self.request) if self.request else ""
         if throttling.login_blocked(username=username, address=address):
             raise ValidationError(
                 self.throttled_message,

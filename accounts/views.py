@@ -10,7 +10,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
-from . import services
+from . import services, throttling
 from .forms import LoginForm, ProfileForm, SignupForm
 from .models import Profile
 
@@ -39,6 +39,19 @@ def signup(request):
     if request.user.is_authenticated:
         return redirect(_next_url(request))
     form = SignupForm(request.POST or None)
+    limited = request.method == "POST" and throttling.rate_limited(
+        action="signup",
+        key=throttling.client_address(request),
+        limit=settings.SIGNUP_LIMIT_PER_HOUR,
+        window=3600,
+    )
+    if limited:
+        form.add_error(None, "Too many new accounts from your network; try again in an hour.")
+        response = render(
+            request, "registration/signup.html", {"form": form, "next": _next_url(request, "")}
+        )
+        response.status_code = 429
+        return response
     if request.method == "POST" and form.is_valid():
         user = services.account_create(
             username=form.cleaned_data["username"],
@@ -97,11 +110,33 @@ password_change = auth_views.PasswordChangeView.as_view(
     success_url=reverse_lazy("accounts:password_change_done")
 )
 password_change_done = auth_views.PasswordChangeDoneView.as_view()
-password_reset = auth_views.PasswordResetView.as_view(
-    success_url=reverse_lazy("accounts:password_reset_done"),
-    email_template_name="registration/password_reset_email.txt",
-    subject_template_name="registration/password_reset_subject.txt",
-)
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    """Reset mail is rate-limited per client address and per address of mail. Past a limit the
+    page says the same as always (which accounts exist stays secret) but no mail is sent."""
+
+    success_url = reverse_lazy("accounts:password_reset_done")
+    email_template_name = "registration/password_reset_email.txt"
+    subject_template_name = "registration/password_reset_subject.txt"
+
+    def form_valid(self, form):
+        limit = settings.PASSWORD_RESET_LIMIT_PER_HOUR
+        by_address = throttling.rate_limited(
+            action="reset-address",
+            key=throttling.client_address(self.request),
+            limit=limit,
+            window=3600,
+        )
+        by_mail = throttling.rate_limited(
+            action="reset-mail", key=form.cleaned_data["email"], limit=limit, window=3600
+        )
+        if by_address or by_mail:
+            return redirect(self.success_url)
+        return super().form_valid(form)
+
+
+password_reset = PasswordResetView.as_view()
 password_reset_done = auth_views.PasswordResetDoneView.as_view()
 password_reset_confirm = auth_views.PasswordResetConfirmView.as_view(
     success_url=reverse_lazy("accounts:password_reset_complete")

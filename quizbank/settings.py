@@ -159,6 +159,11 @@ LOGOUT_REDIRECT_URL = "/"
 LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
 LOGIN_FAILURE_ADDRESS_LIMIT = int(os.environ.get("LOGIN_FAILURE_ADDRESS_LIMIT", "30"))
 LOGIN_FAILURE_WINDOW = int(os.environ.get("LOGIN_FAILURE_WINDOW", "900"))
+# How many proxies in front of the site append the client's address to X-Forwarded-For (0: use
+# the connection's address; the compose file's single proxy: 1).
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
+SIGNUP_LIMIT_PER_HOUR = int(os.environ.get("SIGNUP_LIMIT_PER_HOUR", "10"))
+PASSWORD_RESET_LIMIT_PER_HOUR = int(os.environ.get("PASSWORD_RESET_LIMIT_PER_HOUR", "5"))
 
 # Password-reset mail goes to the console in development. Production must name a backend (the SMTP
 # one reads EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD and EMAIL_USE_TLS):

@@ -55,10 +55,51 @@ def test_a_successful_sign_in_clears_the_failures(client, user):
 
 
 @override_settings(LOGIN_FAILURE_LIMIT=100, LOGIN_FAILURE_ADDRESS_LIMIT=4)
-def test_one_address_guessing_many_accounts_is_throttled(client, user):
+def test_one_address_guessing_many_accounts_is_throttled_on_those_accounts_only(client, user):
     for n in range(4):
         log_in(client, username=f"guess-{n}", password="wrong")
-    assert log_in(client).status_code == 429
+    # The guessed accounts are refused from this address now, even with a right password...
+    assert log_in(client, username="guess-0", password="anything").status_code == 429
+    # ...but a learner behind the same address (a NAT, a proxy) whose account nobody attacked
+    # still signs in with the right password.
+    response = log_in(client)
+    assert response.status_code == 302
+
+
+@override_settings(LOGIN_FAILURE_LIMIT=3, TRUSTED_PROXY_COUNT=1)
+def test_behind_a_trusted_proxy_the_forwarded_address_is_the_one_counted(user):
+    from django.test import Client
+
+    first = Client(REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="198.51.100.7")
+    for _ in range(3):
+        log_in(first, password="wrong")
+    assert log_in(first).status_code == 429
+    # The same proxy, another client: not blocked. A forged left-hand entry changes nothing.
+    other = Client(REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="198.51.100.7, 198.51.100.8")
+    assert log_in(other).status_code == 302
+
+
+@override_settings(SIGNUP_LIMIT_PER_HOUR=2)
+def test_sign_ups_from_one_address_are_limited(client):
+    statuses = []
+    for n in range(3):
+        client.logout()
+        response = client.post(
+            "/accounts/signup/",
+            {"username": f"new{n}", "password1": PASSWORD, "password2": PASSWORD},
+        )
+        statuses.append(response.status_code)
+    assert statuses == [302, 302, 429]
+
+
+@override_settings(PASSWORD_RESET_LIMIT_PER_HOUR=2)
+def test_reset_mail_is_limited_but_the_page_says_the_same(client, user, mailoutbox):
+    user.email = "learner@example.com"
+    user.save()
+    for _ in range(5):
+        response = client.post("/accounts/password/reset/", {"email": "learner@example.com"})
+        assert response.status_code == 302
+    assert len(mailoutbox) == 2
 
 
 @override_settings(LOGIN_FAILURE_LIMIT=2)
