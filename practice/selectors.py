@@ -308,15 +308,25 @@ def _describe(activity: Activity) -> str:
     return activity.get_kind_display()
 
 
+UNPUBLISHED_TITLE = "A question that is no longer published"
+
+
 def activity_recent(*, user: Visitor, limit: int = RECENT_ACTIVITY) -> list[dict[str, Any]]:
+    """The learner's latest activity. Their history stays when a question is unpublished, but
+    never its content: such a row has no slug (no link) and a neutral title."""
     rows = Activity.objects.visible_to(user).select_related("question")[:limit]
+    visible = set(
+        Question.objects.visible_to(user)
+        .filter(pk__in={a.question_id for a in rows})
+        .values_list("pk", flat=True)
+    )
     return [
         {
             "at": a.created_at,
             "kind": a.kind,
             "description": _describe(a),
-            "question": a.question.slug,
-            "question_title": a.question.title,
+            "question": a.question.slug if a.question_id in visible else None,
+            "question_title": a.question.title if a.question_id in visible else UNPUBLISHED_TITLE,
             "correct": a.correct,
         }
         for a in rows

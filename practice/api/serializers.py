@@ -98,7 +98,9 @@ class RecentActivitySerializer(serializers.Serializer):
     at = serializers.DateTimeField()
     kind = serializers.CharField()
     description = serializers.CharField()
-    question = serializers.SlugField()
+    question = serializers.SlugField(
+        allow_null=True, help_text="Null when the question is no longer published."
+    )
     question_title = serializers.CharField()
     correct = serializers.BooleanField(allow_null=True)
 

@@ -87,3 +87,26 @@ def test_activity_on_a_past_day_shows_on_the_heatmap(api, user, practised):
     body = api.get("/api/progress/").json()
     assert [d["count"] for d in body["days"]] == [1, 1]
     assert body["streak"] == {"current": 2, "longest": 2}
+
+
+def test_an_unpublished_question_keeps_the_learners_history_but_not_its_content(client, user):
+    from practice.services import learning
+    from quizbank.tests.factories import QuestionFactory
+
+    question = QuestionFactory(title="A secret draft title", slug="was-public")
+    learning.answer_reveal(user=user, question=question)
+    learning.review_rate(user=user, question=question, rating=3)
+    question.status = "archived"
+    question.save()
+    client.force_login(user)
+    body = client.get("/api/progress/").json()
+    (row, *_) = body["recent"]
+    assert (
+        row["question"] is None
+        and row["question_title"] == "A question that is no longer published"
+    )
+    page = client.get("/progress/").content.decode()
+    assert "A secret draft title" not in page and "/questions/was-public/" not in page
+    assert "no longer published" in page
+    # Nor does it come back for review.
+    assert "was-public" not in client.get("/review/").content.decode()
