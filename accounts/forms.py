@@ -78,3 +78,13 @@ class ProfileForm(PlainLabels, forms.ModelForm):
             "daily_goal": "Questions to practise a day (1 to 200).",
         }
         widgets = {"daily_goal": forms.NumberInput(attrs={"min": 1, "max": 200})}
+
+
+class TokenForm(PlainLabels, forms.Form):
+    name = forms.CharField(max_length=100, help_text="What will use it, e.g. “laptop script”.")
+    expires_in_days = forms.TypedChoiceField(
+        label="Expires",
+        coerce=int,
+        choices=[(30, "in 30 days"), (90, "in 90 days"), (365, "in a year"), (0, "never")],
+        initial=90,
+    )

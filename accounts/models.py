@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 from typing import TypeAlias
 
 from django.conf import settings
@@ -40,3 +41,32 @@ class Profile(models.Model):
 
     def __str__(self) -> str:
         return self.display_name or self.user.get_username()
+
+
+class ApiToken(models.Model):
+    """A key a learner's scripts use for the API. Only a hash of the key is stored: the key is
+    shown once, when it is made, and a leaked database leaks no usable key. Keys are long random
+    strings, so a plain SHA-256 is enough (no slow password hash is needed)."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100, help_text="What uses it, e.g. “laptop script”.")
+    key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    prefix = models.CharField(max_length=8, editable=False, help_text="The key's first characters.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "name"], name="apitoken_name_unique_per_user")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @staticmethod
+    def hash_key(key: str) -> str:
+        return hashlib.sha256(key.encode()).hexdigest()

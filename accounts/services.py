@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import secrets
+from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.db import transaction
-from rest_framework.authtoken.models import Token
+from django.utils import timezone
 
-from .models import Profile, User
+from .models import ApiToken, Profile, User
 
 
 @transaction.atomic
@@ -36,13 +39,42 @@ def profile_update(*, user: User, display_name: str, daily_goal: int, email: str
     return profile
 
 
-@transaction.atomic
-def token_create(*, user: User) -> Token:
-    """A new API token for the user; it replaces (revokes) the one they had, if any."""
-    Token.objects.filter(user=user).delete()
-    return Token.objects.create(user=user)
+MAX_TOKENS = 20
 
 
-def token_revoke(*, user: User) -> bool:
-    deleted, _ = Token.objects.filter(user=user).delete()
+def token_create(
+    *, user: User, name: str, expires_in_days: int | None = None
+) -> tuple[ApiToken, str]:
+    """A new named API token; returns it and its key, which is never stored and never shown
+    again. Raises ValidationError naming the field (a name in use, too many tokens)."""
+    name = name.strip()
+    if not name:
+        raise ValidationError({"name": "Give the token a name, e.g. what will use it."})
+    if user.api_tokens.filter(name=name).exists():
+        raise ValidationError({"name": f"You already have a token named {name!r}."})
+    if user.api_tokens.count() >= MAX_TOKENS:
+        raise ValidationError({"name": f"You can hold at most {MAX_TOKENS} tokens; revoke one."})
+    key = secrets.token_urlsafe(32)
+    expires_at = timezone.now() + timedelta(days=expires_in_days) if expires_in_days else None
+    token = ApiToken(
+        user=user,
+        name=name,
+        key_hash=ApiToken.hash_key(key),
+        prefix=key[:8],
+        expires_at=expires_at,
+    )
+    token.full_clean(exclude=["key_hash", "prefix"])
+    token.save()
+    return token, key
+
+
+def token_revoke(*, user: User, pk: int) -> bool:
+    deleted, _ = ApiToken.objects.filter(user=user, pk=pk).delete()
     return bool(deleted)
+
+
+def tokens_revoke_all(*, user: User) -> int:
+    """Called when the password changes or is reset: whoever had the old password may have
+    made tokens, so none survives it."""
+    deleted, _ = ApiToken.objects.filter(user=user).delete()
+    return deleted

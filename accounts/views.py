@@ -3,15 +3,15 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import NON_FIELD_ERRORS
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
+from django.utils.cache import add_never_cache_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
-from rest_framework.authtoken.models import Token
 
 from . import services, throttling
-from .forms import LoginForm, ProfileForm, SignupForm
+from .forms import LoginForm, ProfileForm, SignupForm, TokenForm
 from .models import Profile
 
 
@@ -84,31 +84,71 @@ def profile(request):
     return render(request, "accounts/profile.html", {"form": form})
 
 
+NEW_KEY = "accounts:new-token-key"
+
+
 @login_required
 def tokens(request):
-    token = Token.objects.filter(user=request.user).first()
-    return render(request, "accounts/tokens.html", {"token": token})
+    """The learner's tokens. A new key is shown on the first view after it was made (it waits in
+    the session, then is gone), never again, and the page is never cached."""
+    context = {
+        "tokens": request.user.api_tokens.all(),
+        "form": TokenForm(),
+        "new_key": request.session.pop(NEW_KEY, None),
+    }
+    response = render(request, "accounts/tokens.html", context)
+    add_never_cache_headers(response)
+    return response
 
 
 @login_required
 @require_POST
 def token_create(request):
-    token = services.token_create(user=request.user)
-    # The key is shown once, on this response; the page afterwards only says a token exists.
-    return render(request, "accounts/tokens.html", {"token": token, "new_key": token.key})
+    form = TokenForm(request.POST)
+    if form.is_valid():
+        try:
+            _, key = services.token_create(
+                user=request.user,
+                name=form.cleaned_data["name"],
+                expires_in_days=form.cleaned_data["expires_in_days"] or None,
+            )
+        except ValidationError as exc:
+            form.add_error("name", exc.message_dict["name"])
+        else:
+            # Redirect after the post: a refresh shows the page again, it does not make a token.
+            request.session[NEW_KEY] = key
+            return redirect("accounts:tokens")
+    context = {"tokens": request.user.api_tokens.all(), "form": form}
+    return render(request, "accounts/tokens.html", context, status=400)
 
 
 @login_required
 @require_POST
-def token_revoke(request):
-    if services.token_revoke(user=request.user):
+def token_revoke(request, pk: int):
+    if services.token_revoke(user=request.user, pk=pk):
         messages.success(request, "Token revoked: programs using it can no longer sign in.")
     return redirect("accounts:tokens")
 
 
-password_change = auth_views.PasswordChangeView.as_view(
-    success_url=reverse_lazy("accounts:password_change_done")
-)
+class PasswordChangeView(auth_views.PasswordChangeView):
+    success_url = reverse_lazy("accounts:password_change_done")
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        services.tokens_revoke_all(user=form.user)
+        return response
+
+
+class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
+    success_url = reverse_lazy("accounts:password_reset_complete")
+
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        services.tokens_revoke_all(user=form.user)
+        return response
+
+
+password_change = PasswordChangeView.as_view()
 password_change_done = auth_views.PasswordChangeDoneView.as_view()
 
 
@@ -138,7 +178,5 @@ class PasswordResetView(auth_views.PasswordResetView):
 
 password_reset = PasswordResetView.as_view()
 password_reset_done = auth_views.PasswordResetDoneView.as_view()
-password_reset_confirm = auth_views.PasswordResetConfirmView.as_view(
-    success_url=reverse_lazy("accounts:password_reset_complete")
-)
+password_reset_confirm = PasswordResetConfirmView.as_view()
 password_reset_complete = auth_views.PasswordResetCompleteView.as_view()

@@ -226,7 +226,7 @@ REST_FRAMEWORK = {
     # Token first: a request without credentials is then answered 401 with
     # `WWW-Authenticate: Token` (session-first would answer 403 with no challenge).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "accounts.authentication.HashedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],

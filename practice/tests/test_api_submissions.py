@@ -1,5 +1,4 @@
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.throttling import ScopedRateThrottle
 
 from practice.models import Submission
@@ -57,8 +56,10 @@ def test_anonymous_visitors_cannot_submit(api, exercise):
 
 
 def test_token_authentication_works(api, user, exercise, eager, django_capture_on_commit_callbacks):
-    token = Token.objects.create(user=user)
-    api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    from accounts.services import token_create
+
+    _, key = token_create(user=user, name="test")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     assert submit(api, RIGHT, capture=django_capture_on_commit_callbacks).status_code == 201
 
 
