@@ -5,6 +5,7 @@ from django import template
 from django.utils.safestring import mark_safe
 
 from ..markdown import render_markdown, render_markdown_inline
+from ..search import question_search_fields
 
 register = template.Library()
 
@@ -30,3 +31,10 @@ def right_choices(check: Any) -> list[tuple[str, str]]:
     """The right answer of a choice quick check as (letter, choice) pairs."""
     indices = check.answer if isinstance(check.answer, list) else [check.answer]
     return [(letter(i), check.choices[i]) for i in indices if 0 <= i < len(check.choices)]
+
+
+@register.simple_tag
+def search_fields(question: Any) -> dict[str, Any]:
+    """A list row's title with the searched words marked, and the snippet where they matched."""
+    fields = question_search_fields(question)
+    return {name: mark_safe(value) for name, value in fields.items()}  # noqa: S308 - escaped, then marked
