@@ -96,7 +96,9 @@ def filter_bookmarked(queryset: QuerySet[Question], *, user: Visitor, value: boo
 def state_counts(queryset: QuerySet[Question], *, user: User) -> dict[str, int]:
     """How many of `queryset` the learner solved, attempted and not started, in one query."""
     progress = QuestionProgress.objects.filter(user=user, question=OuterRef("pk"))
-    return queryset.order_by().aggregate(
+    # Through `pk__in`: a search's relevance cut-off is a window, which cannot be aggregated over.
+    rows = Question.objects.filter(pk__in=queryset.order_by().values("pk"))
+    return rows.aggregate(
         solved=Count("pk", filter=Q(Exists(progress.filter(state="solved")))),
         attempted=Count("pk", filter=Q(Exists(progress.filter(state="attempted")))),
         not_started=Count("pk", filter=~Q(Exists(progress))),
@@ -188,6 +190,16 @@ def question_in_progress(*, user: Visitor) -> Question | None:
         .first()
     )
     return row.question if row else None
+
+
+def question_popular(*, user: Visitor, limit: int = 5) -> list[Question]:
+    """The questions most learners have started, for a list that found nothing."""
+    return list(
+        Question.objects.visible_to(user)
+        .annotate(learners=Count("progress"))
+        .order_by("-learners", "slug")
+        .only("slug", "title")[:limit]
+    )
 
 
 def question_suggested(*, user: Visitor) -> Question | None:

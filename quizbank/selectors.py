@@ -116,7 +116,9 @@ def question_facets(filterset: Any) -> dict[str, list[dict[str, Any]]]:
         ("difficulty", Question.Difficulty.choices),
         ("kind", Question.Kind.choices),
     ):
-        rows = filterset.queryset_without(name).order_by().values(name).annotate(n=Count("pk"))
+        # Through `pk__in`: a search's relevance cut-off is a window, which cannot be grouped.
+        ids = filterset.queryset_without(name).order_by().values("pk")
+        rows = Question.objects.filter(pk__in=ids).values(name).annotate(n=Count("pk"))
         counts = {row[name]: row["n"] for row in rows}
         facets[name] = [
             {"value": value, "label": label, "count": counts.get(value, 0)}

@@ -147,3 +147,32 @@ def test_the_list_runs_a_fixed_number_of_queries(
     assert response.status_code == 200
     with django_assert_num_queries(13 if signed_in else 9):
         client.get("/questions/?topic=tensors&difficulty=easy,hard", **HTMX)
+
+
+def test_a_search_that_finds_nothing_says_so_and_offers_popular_questions(client, bank):
+    body = client.get("/questions/?search=pizza+recipe").content.decode()
+    assert "0 questions" in body
+    assert "No question matches “pizza recipe”" in body
+    assert "Popular questions" in body
+
+
+def test_search_marks_the_words_in_titles_and_shows_where_they_matched(client, bank):
+    QuestionFactory(
+        slug="broadcast",
+        title="Broadcasting <rules>",
+        prompt="Intro. How does broadcasting line up shapes?",
+        primary_topic=bank["both"].primary_topic,
+    )
+    body = client.get("/questions/?search=broadcasting").content.decode()
+    assert "<mark>Broadcasting</mark> &lt;rules&gt;" in body
+    assert "How does <mark>broadcasting</mark> line up shapes?" in body
+
+
+def test_a_signed_in_search_counts_the_learners_facets(client, bank, django_user_model):
+    user = django_user_model.objects.create_user(username="ann", password="pw-123456789")
+    client.force_login(user)
+    bank["both"].title = "Broadcasting rules"
+    bank["both"].save()
+    response = client.get("/questions/?search=broadcasting")
+    assert slugs(response) == ["both"]
+    assert facet(response, "progress")["not_started"] == (1, False)

@@ -104,6 +104,8 @@ def question_list(request):
         "page": page,
         "query": query.urlencode(),
         "filtered": any(v for k, v in request.GET.lists() if k != "page" and any(v)),
+        "searched": filterset.form.cleaned_data.get("search", "") if valid else "",
+        "popular": [] if page.object_list else selectors.question_popular(user=request.user),
     }
     partial = request.htmx and not request.htmx.history_restore_request
     template = "practice/_question_results.html" if partial else "practice/question_list.html"

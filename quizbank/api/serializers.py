@@ -8,6 +8,7 @@ from typing import Any
 from rest_framework import serializers
 
 from ..models import Application, Exercise, Question, QuickCheck, Topic
+from ..search import question_search_fields
 
 
 class TopicSerializer(serializers.ModelSerializer):
@@ -37,12 +38,21 @@ class QuestionListSerializer(serializers.ModelSerializer):
         read_only=True, slug_field="slug"
     )
     url = serializers.HyperlinkedIdentityField(view_name="api:question-detail", lookup_field="slug")
+    title_html = serializers.SerializerMethodField(
+        help_text="The title as safe HTML, the words of `search` in <mark>."
+    )
+    snippet = serializers.SerializerMethodField(
+        help_text="With `search`: the prompt's sentence that matched, as safe HTML with the words"
+        " in <mark>; empty otherwise."
+    )
 
     class Meta:
         model = Question
         fields = [
             "slug",
             "title",
+            "title_html",
+            "snippet",
             "difficulty",
             "kind",
             "primary_topic",
@@ -51,6 +61,12 @@ class QuestionListSerializer(serializers.ModelSerializer):
             "status",
             "url",
         ]
+
+    def get_title_html(self, question: Question) -> str:
+        return question_search_fields(question)["title_html"]
+
+    def get_snippet(self, question: Question) -> str:
+        return question_search_fields(question)["snippet"]
 
 
 class QuickCheckPublicSerializer(serializers.ModelSerializer):

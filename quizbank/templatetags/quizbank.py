@@ -5,6 +5,7 @@ from django import template
 from django.utils.safestring import mark_safe
 
 from ..markdown import render_markdown, render_markdown_inline
+from ..search import question_search_fields
 
 register = template.Library()
 
@@ -36,3 +37,10 @@ def right_choices(check: Any) -> list[tuple[str, str]]:
 def not_run(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The checks a run never reached: shown collapsed, after the ones that say something."""
     return [c for c in checks if c.get("message") == "Not run."]
+
+
+@register.simple_tag
+def search_fields(question: Any) -> dict[str, Any]:
+    """A list row's title with the searched words marked, and the snippet where they matched."""
+    fields = question_search_fields(question)
+    return {name: mark_safe(value) for name, value in fields.items()}  # noqa: S308 - escaped, then marked
