@@ -15,3 +15,4 @@ class PracticeConfig(AppConfig):
         router.register("quick-checks", views.QuickCheckViewSet, basename="quick-check")
         router.register("submissions", views.SubmissionViewSet, basename="submission")
         router.register("progress", views.ProgressViewSet, basename="progress")
+        router.register("interviews", views.InterviewViewSet, basename="interview")

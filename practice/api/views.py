@@ -18,8 +18,19 @@ from quizbank.models import Question, QuickCheck
 from .. import selectors
 from ..filters import LearnerQuestionFilter
 from ..models import Submission
-from ..services import learning, submissions
-from .serializers import ProgressSerializer, SubmissionCreateSerializer, SubmissionSerializer
+from ..selectors import interviews as interview_selectors
+from ..services import interviews, learning, submissions
+from .serializers import (
+    HintSerializer,
+    InterviewAnswerSerializer,
+    InterviewCreateSerializer,
+    InterviewHintSerializer,
+    InterviewReportSerializer,
+    InterviewSerializer,
+    ProgressSerializer,
+    SubmissionCreateSerializer,
+    SubmissionSerializer,
+)
 
 
 class LearnerQuestionViewSet(QuestionViewSet):
@@ -116,3 +127,114 @@ class QuickCheckViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
             user=request.user, check=check, response=serializer.validated_data["answer"]
         )
         return Response(QuickCheckResultSerializer(result).data)
+
+
+class InterviewViewSet(
+    mixins.CreateModelMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Your mock interviews. POST `{"topics": [...], "difficulty": [...], "questions": 5,
+    "minutes": 45}` to start one: the questions come in order, and the clock is the server's.
+    Answer the `current` question at `answer/` (`text` and quick `checks` for a concept
+    question, `code` for a code question, or `skip`), take its next hint at `hint/` (each costs
+    points), and `finish/` for the report. Once `ends_at` has passed, an answer or a hint is
+    refused with 409 and the report, and the interview is over. Someone else's is a 404."""
+
+    serializer_class = InterviewSerializer
+    permission_classes = [permissions.IsAuthenticated]
+    lookup_value_regex = r"\d+"
+
+    def get_queryset(self):
+        return interview_selectors.interview_list(user=self.request.user)
+
+    def get_object(self):
+        interview = interview_selectors.interview_get(
+            user=self.request.user, pk=int(self.kwargs["pk"])
+        )
+        return interviews.interview_settle(interview=interview)
+
+    def _fresh(self, interview):
+        return interview_selectors.interview_get(user=self.request.user, pk=interview.pk)
+
+    def list(self, request, *args, **kwargs):
+        interviews.interview_settle_expired(user=request.user)
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(request=InterviewCreateSerializer, responses={201: InterviewSerializer})
+    def create(self, request, *args, **kwargs):
+        serializer = InterviewCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            interview = interviews.interview_create(user=request.user, **serializer.validated_data)
+        except DjangoValidationError as exc:
+            raise ValidationError(exc.message_dict) from exc
+        data = InterviewSerializer(self._fresh(interview)).data
+        return Response(data, status=status.HTTP_201_CREATED)
+
+    def retrieve(self, request, *args, **kwargs):
+        interview = self.get_object()
+        data = dict(InterviewSerializer(interview).data)
+        data["report"] = None
+        if not interview.active:
+            report = interview_selectors.interview_report(interview=interview)
+            data["report"] = InterviewReportSerializer(report).data
+        return Response(data)
+
+    def _time_up(self, interview) -> Response:
+        report = interview_selectors.interview_report(interview=self._fresh(interview))
+        return Response(
+            {"detail": "Time is up: this interview is over.", "report": report},
+            status=status.HTTP_409_CONFLICT,
+        )
+
+    def _question(self, interview, slug: str):
+        item = next((i for i in interview.items.all() if i.question.slug == slug), None)
+        if item is None:
+            raise ValidationError({"question": f"{slug!r} is not in this interview."})
+        return item.question
+
+    @extend_schema(request=InterviewAnswerSerializer, responses=InterviewSerializer)
+    @action(detail=True, methods=["post"])
+    def answer(self, request, pk=None):
+        interview = self.get_object()
+        serializer = InterviewAnswerSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            interviews.interview_answer(
+                interview=interview,
+                question=self._question(interview, data["question"]),
+                text=data["text"],
+                checks=data["checks"],
+                code=data["code"],
+                skip=data["skip"],
+            )
+        except interviews.TimeUp:
+            return self._time_up(interview)
+        except DjangoValidationError as exc:
+            raise ValidationError(exc.message_dict) from exc
+        return Response(InterviewSerializer(self._fresh(interview)).data)
+
+    @extend_schema(request=InterviewHintSerializer, responses=HintSerializer)
+    @action(detail=True, methods=["post"])
+    def hint(self, request, pk=None):
+        interview = self.get_object()
+        serializer = InterviewHintSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        question = self._question(interview, serializer.validated_data["question"])
+        try:
+            hint = interviews.interview_hint(interview=interview, question=question)
+        except interviews.TimeUp:
+            return self._time_up(interview)
+        except DjangoValidationError as exc:
+            raise ValidationError(exc.message_dict) from exc
+        return Response(HintSerializer(hint).data)
+
+    @extend_schema(request=None, responses=InterviewReportSerializer)
+    @action(detail=True, methods=["post"])
+    def finish(self, request, pk=None):
+        interview = interviews.interview_finish(interview=self.get_object())
+        report = interview_selectors.interview_report(interview=self._fresh(interview))
+        return Response(InterviewReportSerializer(report).data)

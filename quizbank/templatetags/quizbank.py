@@ -30,3 +30,15 @@ def right_choices(check: Any) -> list[tuple[str, str]]:
     """The right answer of a choice quick check as (letter, choice) pairs."""
     indices = check.answer if isinstance(check.answer, list) else [check.answer]
     return [(letter(i), check.choices[i]) for i in indices if 0 <= i < len(check.choices)]
+
+
+@register.filter
+def duration(seconds: Any) -> str:
+    """Seconds as a clock reads them: 75 -> 1:15, 3675 -> 1:01:15."""
+    try:
+        total = max(0, int(seconds))
+    except (TypeError, ValueError):
+        return ""
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"

@@ -67,3 +67,33 @@ document.addEventListener(
   },
   true,
 );
+
+// A mock interview's countdown. The server keeps the real clock (an answer after the end is
+// refused); this only shows it ticking, and reloads at zero so the report appears.
+(function () {
+  "use strict";
+  function pad(n) {
+    return String(n).padStart(2, "0");
+  }
+  function start() {
+    const timer = document.querySelector("[data-ends-at]");
+    if (!timer) return;
+    const ends = Date.parse(timer.dataset.endsAt);
+    const out = timer.querySelector("[data-countdown]");
+    function tick() {
+      const left = Math.max(0, Math.round((ends - Date.now()) / 1000));
+      const h = Math.floor(left / 3600);
+      const m = Math.floor((left % 3600) / 60);
+      out.textContent = (h ? h + ":" + pad(m) : String(m)) + ":" + pad(left % 60);
+      if (left <= 60) timer.classList.add("ending");
+      if (left === 0) {
+        clearInterval(handle);
+        window.location.reload();
+      }
+    }
+    const handle = setInterval(tick, 1000);
+    tick();
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();

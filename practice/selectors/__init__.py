@@ -1,5 +1,6 @@
 """Reads about a learner's practice: their state on each question, what to do next, the review
-queue and the progress dashboard. Every function takes the user and reads only their rows."""
+queue and the progress dashboard. Every function takes the user and reads only their rows.
+Mock interviews' reads are in interviews.py, study plans' in plans.py."""
 
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ from django.utils import timezone
 from accounts.models import User, Visitor
 from quizbank.models import Question, Topic
 
-from . import workers
-from .models import Activity, Bookmark, Note, QuestionProgress, ReviewCard, Submission
+from .. import workers
+from ..models import Activity, Bookmark, Note, QuestionProgress, ReviewCard, Submission
 
 HEATMAP_WEEKS = 53
 RECENT_ACTIVITY = 12
