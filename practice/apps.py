@@ -16,3 +16,4 @@ class PracticeConfig(AppConfig):
         router.register("submissions", views.SubmissionViewSet, basename="submission")
         router.register("progress", views.ProgressViewSet, basename="progress")
         router.register("interviews", views.InterviewViewSet, basename="interview")
+        router.register("plans", views.PlanViewSet, basename="plan")

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import actions, interviews, pages
+from .views import actions, interviews, pages, plans
 
 app_name = "practice"
 
@@ -22,6 +22,9 @@ urlpatterns = [
     path("submissions/<int:pk>/", actions.submission_detail, name="submission-detail"),
     path("review/", pages.review, name="review"),
     path("progress/", pages.progress, name="progress"),
+    path("plans/", plans.plan_list, name="plan-list"),
+    path("plans/<slug:slug>/", plans.plan_detail, name="plan-detail"),
+    path("plans/<slug:slug>/start/", plans.plan_start, name="plan-start"),
     path("interviews/", interviews.interview_list, name="interview-list"),
     path("interviews/new/", interviews.interview_new, name="interview-new"),
     path("interviews/<int:pk>/", interviews.interview_detail, name="interview-detail"),

@@ -257,3 +257,46 @@ class InterviewReportSerializer(serializers.Serializer):
     review_next = ReviewNextSerializer(
         many=True, help_text="Questions not passed, or passed with hints."
     )
+
+
+class PlanSerializer(serializers.Serializer):
+    slug = serializers.SlugField()
+    title = serializers.CharField()
+    description = serializers.CharField()
+    total = serializers.IntegerField(help_text="Questions in the plan.")
+    solved = serializers.IntegerField(
+        allow_null=True, default=None, help_text="How many you solved; null when signed out."
+    )
+    started = serializers.BooleanField(
+        allow_null=True, default=None, help_text="Whether you follow it; null when signed out."
+    )
+
+
+class PlanQuestionSerializer(serializers.Serializer):
+    slug = serializers.SlugField(source="question.slug")
+    title = serializers.CharField(source="question.title")
+    kind = serializers.CharField(source="question.kind")
+    state = serializers.CharField(
+        allow_null=True, help_text="solved, attempted, or null: not started (or signed out)."
+    )
+
+
+class PlanSectionSerializer(serializers.Serializer):
+    title = serializers.CharField(source="section.title")
+    description = serializers.CharField(source="section.description")
+    solved = serializers.IntegerField()
+    total = serializers.IntegerField()
+    questions = PlanQuestionSerializer(many=True)
+
+
+class PlanDetailSerializer(serializers.Serializer):
+    slug = serializers.SlugField(source="plan.slug")
+    title = serializers.CharField(source="plan.title")
+    description = serializers.CharField(source="plan.description")
+    total = serializers.IntegerField()
+    solved = serializers.IntegerField()
+    started = serializers.BooleanField()
+    next_question = serializers.SlugField(
+        source="next_question.slug", allow_null=True, help_text="The first not solved yet."
+    )
+    sections = PlanSectionSerializer(many=True)

@@ -19,6 +19,7 @@ from .. import selectors
 from ..filters import LearnerQuestionFilter
 from ..models import Submission
 from ..selectors import interviews as interview_selectors
+from ..selectors import plans as plan_selectors
 from ..services import interviews, learning, submissions
 from .serializers import (
     HintSerializer,
@@ -27,6 +28,8 @@ from .serializers import (
     InterviewHintSerializer,
     InterviewReportSerializer,
     InterviewSerializer,
+    PlanDetailSerializer,
+    PlanSerializer,
     ProgressSerializer,
     SubmissionCreateSerializer,
     SubmissionSerializer,
@@ -238,3 +241,24 @@ class InterviewViewSet(
         interview = interviews.interview_finish(interview=self.get_object())
         report = interview_selectors.interview_report(interview=self._fresh(interview))
         return Response(InterviewReportSerializer(report).data)
+
+
+class PlanViewSet(viewsets.GenericViewSet):
+    """Study plans: curated tracks through the bank, split into days or chapters. Signed in, each
+    comes with your progress (`solved`, `started`, and per question its `state`)."""
+
+    permission_classes = [permissions.AllowAny]
+    lookup_field = "slug"
+    serializer_class = PlanSerializer
+    pagination_class = None
+
+    def get_queryset(self):
+        return plan_selectors.plan_list(user=self.request.user)
+
+    def list(self, request):
+        return Response(PlanSerializer(self.get_queryset(), many=True).data)
+
+    @extend_schema(responses=PlanDetailSerializer)
+    def retrieve(self, request, slug=None):
+        progress = plan_selectors.plan_get(user=request.user, slug=str(slug))
+        return Response(PlanDetailSerializer(progress).data)

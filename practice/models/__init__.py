@@ -15,6 +15,7 @@ from .learning import (
     Submission,
     SubmissionQuerySet,
 )
+from .plans import PlanEnrollment, PlanItem, PlanSection, StudyPlan
 
 __all__ = [
     "MAX_CODE_BYTES",
@@ -26,8 +27,12 @@ __all__ = [
     "MockInterview",
     "Note",
     "OwnedQuerySet",
+    "PlanEnrollment",
+    "PlanItem",
+    "PlanSection",
     "QuestionProgress",
     "ReviewCard",
+    "StudyPlan",
     "Submission",
     "SubmissionQuerySet",
 ]

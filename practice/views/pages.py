@@ -15,6 +15,7 @@ from quizbank import selectors as bank_selectors
 
 from .. import selectors
 from ..filters import LearnerQuestionFilter
+from ..selectors import plans as plan_selectors
 
 PAGE_SIZE = 20
 
@@ -35,6 +36,7 @@ def home(request):
             in_progress=selectors.question_in_progress(user=user),
             today=selectors.activity_today(user=user),
             streak=selectors.streak_current(user=user),
+            plan=plan_selectors.plan_continue(user=user),
         )
         profile = context["profile"]
         goal = profile.daily_goal if profile else Profile().daily_goal

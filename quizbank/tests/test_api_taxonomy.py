@@ -42,5 +42,6 @@ def test_the_api_root_lists_every_resource(api):
         "submissions",
         "progress",
         "interviews",
+        "plans",
     }
     assert body["submissions"].endswith("/api/submissions/")
