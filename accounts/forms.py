@@ -78,3 +78,22 @@ class ProfileForm(PlainLabels, forms.ModelForm):
             "daily_goal": "Questions to practise a day (1 to 200).",
         }
         widgets = {"daily_goal": forms.NumberInput(attrs={"min": 1, "max": 200})}
+
+
+class DeleteAccountForm(PlainLabels, forms.Form):
+    password = forms.CharField(
+        label="Your password",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+        help_text="To be sure it is you.",
+    )
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.user = user
+
+    def clean_password(self):
+        password = self.cleaned_data["password"]
+        if not self.user.check_password(password):
+            raise ValidationError("That is not your password.", code="wrong_password")
+        return password

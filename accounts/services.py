@@ -46,3 +46,11 @@ def token_create(*, user: User) -> Token:
 def token_revoke(*, user: User) -> bool:
     deleted, _ = Token.objects.filter(user=user).delete()
     return bool(deleted)
+
+
+@transaction.atomic
+def account_delete(*, user: User) -> None:
+    """Delete the account and everything it owns. Every row a learner owns (profile, token,
+    activity, submissions, notes, bookmarks, review cards, interviews, plans followed) points at
+    the user with ON DELETE CASCADE; content they curated keeps existing without its author."""
+    user.delete()

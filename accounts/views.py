@@ -1,6 +1,6 @@
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import login, logout
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import NON_FIELD_ERRORS
@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
 from . import services
-from .forms import LoginForm, ProfileForm, SignupForm
+from .forms import DeleteAccountForm, LoginForm, ProfileForm, SignupForm
 from .models import Profile
 
 
@@ -69,6 +69,19 @@ def profile(request):
         messages.success(request, "Profile saved.")
         return redirect("accounts:profile")
     return render(request, "accounts/profile.html", {"form": form})
+
+
+@login_required
+def delete(request):
+    """ "Delete my account": asks for the password, then removes the account and all it owns."""
+    form = DeleteAccountForm(request.POST or None, user=request.user)
+    if request.method == "POST" and form.is_valid():
+        user = request.user
+        logout(request)
+        services.account_delete(user=user)
+        messages.success(request, "Your account and everything in it were deleted.")
+        return redirect(settings.LOGOUT_REDIRECT_URL or "/")
+    return render(request, "accounts/delete.html", {"form": form})
 
 
 @login_required

@@ -17,3 +17,4 @@ class PracticeConfig(AppConfig):
         router.register("progress", views.ProgressViewSet, basename="progress")
         router.register("interviews", views.InterviewViewSet, basename="interview")
         router.register("plans", views.PlanViewSet, basename="plan")
+        router.register("me", views.MeViewSet, basename="me")

@@ -1,8 +1,14 @@
+import csv
+
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import HttpResponse
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 
@@ -18,6 +24,7 @@ from quizbank.models import Question, QuickCheck
 from .. import selectors
 from ..filters import LearnerQuestionFilter
 from ..models import Submission
+from ..selectors import export as export_selectors
 from ..selectors import interviews as interview_selectors
 from ..selectors import plans as plan_selectors
 from ..services import interviews, learning, submissions
@@ -262,3 +269,36 @@ class PlanViewSet(viewsets.GenericViewSet):
     def retrieve(self, request, slug=None):
         progress = plan_selectors.plan_get(user=request.user, slug=str(slug))
         return Response(PlanDetailSerializer(progress).data)
+
+
+class MeViewSet(viewsets.ViewSet):
+    """Your data. `export/`: everything your account owns (profile, activity, progress,
+    submissions with their code, notes, bookmarks, review cards and their log, interviews, plans)
+    as one JSON document; `export/activity/`: your activity as CSV."""
+
+    permission_classes = [permissions.IsAuthenticated]
+
+    def _filename(self, request, ext: str) -> str:
+        return f"quizbank-{request.user.get_username()}-{timezone.localdate():%Y-%m-%d}.{ext}"
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    # JSON even for a browser (the profile's button): a download, not the browsable API page.
+    @action(detail=False, methods=["get"], url_path="export", renderer_classes=[JSONRenderer])
+    def export(self, request):
+        data = export_selectors.account_export(user=request.user)
+        response = Response(data)
+        name = self._filename(request, "json")
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        return response
+
+    @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
+    @action(detail=False, methods=["get"], url_path="export/activity")
+    def activity(self, request):
+        response = HttpResponse(content_type="text/csv; charset=utf-8")
+        name = self._filename(request, "csv").replace(".csv", "-activity.csv")
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        writer = csv.DictWriter(response, fieldnames=export_selectors.ACTIVITY_COLUMNS)
+        writer.writeheader()
+        for row in export_selectors.activity_rows(user=request.user):
+            writer.writerow({**row, "created_at": row["created_at"].isoformat()})
+        return response
