@@ -71,11 +71,13 @@ class ProfileForm(PlainLabels, forms.ModelForm):
 
     class Meta:
         model = Profile
-        fields = ("display_name", "daily_goal")
-        labels = {"daily_goal": "Daily goal"}
+        fields = ("display_name", "daily_goal", "hide_difficulty")
+        labels = {"daily_goal": "Daily goal", "hide_difficulty": "Hide difficulty everywhere"}
         help_texts = {
             "display_name": "How the site greets you. Leave empty to use your username.",
             "daily_goal": "Questions to practise a day (1 to 200).",
+            "hide_difficulty": "As in a real interview: no easy, medium or hard on the question "
+            "list, question pages and reviews.",
         }
         widgets = {"daily_goal": forms.NumberInput(attrs={"min": 1, "max": 200})}
 

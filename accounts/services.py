@@ -24,10 +24,13 @@ def account_create(*, username: str, email: str, password: str) -> Any:
 
 
 @transaction.atomic
-def profile_update(*, user: User, display_name: str, daily_goal: int, email: str) -> Profile:
+def profile_update(
+    *, user: User, display_name: str, daily_goal: int, email: str, hide_difficulty: bool = False
+) -> Profile:
     profile, _ = Profile.objects.get_or_create(user=user)
     profile.display_name = display_name
     profile.daily_goal = daily_goal
+    profile.hide_difficulty = hide_difficulty
     profile.full_clean()
     profile.save()
     if email != user.email:

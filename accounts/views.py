@@ -65,6 +65,7 @@ def profile(request):
             display_name=form.cleaned_data["display_name"],
             daily_goal=form.cleaned_data["daily_goal"],
             email=form.cleaned_data["email"],
+            hide_difficulty=form.cleaned_data["hide_difficulty"],
         )
         messages.success(request, "Profile saved.")
         return redirect("accounts:profile")

@@ -65,7 +65,7 @@ def account_export(*, user: User) -> dict[str, Any]:
         "profile": {
             "display_name": profile.display_name,
             "daily_goal": profile.daily_goal,
-            "hide_difficulty": getattr(profile, "hide_difficulty", False),
+            "hide_difficulty": profile.hide_difficulty,
         },
         "activity": list(activity_rows(user=user)),
         "progress": list(

@@ -14,6 +14,7 @@ from accounts.models import Profile
 from quizbank import selectors as bank_selectors
 
 from .. import selectors
+from ..context_processors import hides_difficulty
 from ..filters import LearnerQuestionFilter
 from ..selectors import plans as plan_selectors
 
@@ -54,9 +55,10 @@ FACET_LEGENDS = {
 }
 
 
-def _facets(filterset, user) -> list[dict[str, Any]]:
+def _facets(filterset, request) -> list[dict[str, Any]]:
     """The list's facets in display order, each option with its count and whether it is ticked."""
     facets = bank_selectors.question_facets(filterset)
+    user = request.user
     if user.is_authenticated:
         counts = selectors.state_counts(filterset.queryset_without("progress"), user=user)
         facets["progress"] = [
@@ -74,7 +76,7 @@ def _facets(filterset, user) -> list[dict[str, Any]]:
         ]
     groups = []
     for name, legend in FACET_LEGENDS.items():
-        if name not in facets:
+        if name not in facets or (name == "difficulty" and hides_difficulty(request)):
             continue
         chosen = filterset.form[name].value()
         chosen = {str(chosen).lower()} if name == "bookmarked" else set(chosen or [])
@@ -99,7 +101,7 @@ def question_list(request):
     query.pop("page", None)
     context = {
         "filterset": filterset,
-        "facets": _facets(filterset, request.user) if valid else [],
+        "facets": _facets(filterset, request) if valid else [],
         "page": page,
         "query": query.urlencode(),
         "filtered": any(v for k, v in request.GET.lists() if k != "page" and any(v)),
