@@ -158,6 +158,7 @@ def review(request):
     context = {"due_count": 0, "card": card}
     if card is not None:
         context["due_count"] = due.count()
+        context["intervals"] = selectors.review_intervals(card=card)
         context["question"] = bank_selectors.question_page_get(
             user=request.user, pk=card.question_id
         )

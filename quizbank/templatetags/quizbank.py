@@ -42,3 +42,16 @@ def duration(seconds: Any) -> str:
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+@register.filter
+def short_interval(delta: Any) -> str:
+    """A time until the next review, as rating buttons show it: 10 min, 5 h, 3 d, 2 mo."""
+    try:
+        seconds = max(0, int(delta.total_seconds()))
+    except AttributeError:
+        return ""
+    for size, unit in ((30 * 86400, "mo"), (86400, "d"), (3600, "h")):
+        if seconds >= size:
+            return f"{round(seconds / size)} {unit}"
+    return f"{max(1, round(seconds / 60))} min"

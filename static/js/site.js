@@ -97,3 +97,27 @@ document.addEventListener(
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
 })();
+
+// Review by keyboard: Space shows the answer, then 1-4 rate it (again, hard, good, easy). Keys
+// typed into a field, or with a modifier, are left alone.
+document.addEventListener("keydown", (event) => {
+  const card = document.querySelector("[data-review-keys]");
+  if (!card || event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
+  const target = event.target;
+  if (target.closest && target.closest("input, textarea, select, [contenteditable], .cm-editor")) return;
+  const answer = card.querySelector("details#answer");
+  if (!answer) return;
+  if (event.key === " " && !answer.open) {
+    event.preventDefault();
+    // Focus stays put: a button focused now would be pressed by this Space's keyup.
+    answer.open = true;
+    return;
+  }
+  const ratings = { 1: "again", 2: "hard", 3: "good", 4: "easy" };
+  if (answer.open && ratings[event.key]) {
+    const button = answer.querySelector("#rate-" + ratings[event.key]);
+    if (!button) return;
+    event.preventDefault();
+    button.click(); // a click, so htmx sends the button's value as it does for a mouse
+  }
+});
