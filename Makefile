@@ -31,6 +31,7 @@ $(GRADER_VENV)/.installed: pyproject.toml
 run: setup
 	$(MANAGE) migrate --noinput
 	$(MANAGE) load_bank
+	$(MANAGE) load_plans
 	$(MANAGE) runserver $(HOST)
 
 test: setup

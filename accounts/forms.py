@@ -71,11 +71,13 @@ class ProfileForm(PlainLabels, forms.ModelForm):
 
     class Meta:
         model = Profile
-        fields = ("display_name", "daily_goal")
-        labels = {"daily_goal": "Daily goal"}
+        fields = ("display_name", "daily_goal", "hide_difficulty")
+        labels = {"daily_goal": "Daily goal", "hide_difficulty": "Hide difficulty everywhere"}
         help_texts = {
             "display_name": "How the site greets you. Leave empty to use your username.",
             "daily_goal": "Questions to practise a day (1 to 200).",
+            "hide_difficulty": "As in a real interview: no easy, medium or hard on the question "
+            "list, question pages and reviews.",
         }
         widgets = {"daily_goal": forms.NumberInput(attrs={"min": 1, "max": 200})}
 
@@ -88,3 +90,22 @@ class TokenForm(PlainLabels, forms.Form):
         choices=[(30, "in 30 days"), (90, "in 90 days"), (365, "in a year"), (0, "never")],
         initial=90,
     )
+
+
+class DeleteAccountForm(PlainLabels, forms.Form):
+    password = forms.CharField(
+        label="Your password",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+        help_text="To be sure it is you.",
+    )
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.user = user
+
+    def clean_password(self):
+        password = self.cleaned_data["password"]
+        if not self.user.check_password(password):
+            raise ValidationError("That is not your password.", code="wrong_password")
+        return password

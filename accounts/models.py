@@ -30,6 +30,11 @@ class Profile(models.Model):
         validators=[MinValueValidator(1), MaxValueValidator(200)],
         help_text="Questions to practise a day.",
     )
+    hide_difficulty = models.BooleanField(
+        default=False,
+        help_text="Interview-realistic: no difficulty shown on the list, question pages and "
+        "reviews (mock interviews never show it).",
+    )
 
     class Meta:
         constraints = [

@@ -27,10 +27,13 @@ def account_create(*, username: str, email: str, password: str) -> Any:
 
 
 @transaction.atomic
-def profile_update(*, user: User, display_name: str, daily_goal: int, email: str) -> Profile:
+def profile_update(
+    *, user: User, display_name: str, daily_goal: int, email: str, hide_difficulty: bool = False
+) -> Profile:
     profile, _ = Profile.objects.get_or_create(user=user)
     profile.display_name = display_name
     profile.daily_goal = daily_goal
+    profile.hide_difficulty = hide_difficulty
     profile.full_clean()
     profile.save()
     if email != user.email:
@@ -78,3 +81,11 @@ def tokens_revoke_all(*, user: User) -> int:
     made tokens, so none survives it."""
     deleted, _ = ApiToken.objects.filter(user=user).delete()
     return deleted
+
+
+@transaction.atomic
+def account_delete(*, user: User) -> None:
+    """Delete the account and everything it owns. Every row a learner owns (profile, token,
+    activity, submissions, notes, bookmarks, review cards, interviews, plans followed) points at
+    the user with ON DELETE CASCADE; content they curated keeps existing without its author."""
+    user.delete()

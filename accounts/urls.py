@@ -10,6 +10,7 @@ urlpatterns = [
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("profile/", views.profile, name="profile"),
+    path("delete/", views.delete, name="delete"),
     path("tokens/", views.tokens, name="tokens"),
     path("tokens/new/", views.token_create, name="token-create"),
     path("tokens/<int:pk>/revoke/", views.token_revoke, name="token-revoke"),

@@ -1,6 +1,6 @@
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import login, logout
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
@@ -11,7 +11,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from . import services, throttling
-from .forms import LoginForm, ProfileForm, SignupForm, TokenForm
+from .forms import DeleteAccountForm, LoginForm, ProfileForm, SignupForm, TokenForm
 from .models import Profile
 
 
@@ -78,6 +78,7 @@ def profile(request):
             display_name=form.cleaned_data["display_name"],
             daily_goal=form.cleaned_data["daily_goal"],
             email=form.cleaned_data["email"],
+            hide_difficulty=form.cleaned_data["hide_difficulty"],
         )
         messages.success(request, "Profile saved.")
         return redirect("accounts:profile")
@@ -85,6 +86,19 @@ def profile(request):
 
 
 NEW_KEY = "accounts:new-token-key"
+
+
+@login_required
+def delete(request):
+    """ "Delete my account": asks for the password, then removes the account and all it owns."""
+    form = DeleteAccountForm(request.POST or None, user=request.user)
+    if request.method == "POST" and form.is_valid():
+        user = request.user
+        logout(request)
+        services.account_delete(user=user)
+        messages.success(request, "Your account and everything in it were deleted.")
+        return redirect(settings.LOGOUT_REDIRECT_URL or "/")
+    return render(request, "accounts/delete.html", {"form": form})
 
 
 @login_required

@@ -9,7 +9,7 @@ from quizbank import admin as bank_admin
 from quizbank.models import Question
 
 from . import grader_client
-from .models import Submission
+from .models import PlanItem, PlanSection, StudyPlan, Submission
 
 
 @admin.register(Submission)
@@ -74,3 +74,43 @@ class VerifyingQuestionAdmin(bank_admin.QuestionAdmin):
 
 admin.site.unregister(Question)
 admin.site.register(Question, VerifyingQuestionAdmin)
+
+
+class PlanSectionInline(admin.TabularInline):
+    model = PlanSection
+    extra = 0
+    fields = ["order", "title", "description", "questions"]
+    readonly_fields = ["questions"]
+    show_change_link = True  # a section's questions are edited on its own page
+
+    @admin.display(description="Questions")
+    def questions(self, section: PlanSection) -> str:
+        return ", ".join(item.question.slug for item in section.items.all())
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("items__question")
+
+
+@admin.register(StudyPlan)
+class StudyPlanAdmin(admin.ModelAdmin):
+    """Plans live in fixtures/plans/ and `export_plans` writes edits made here back there."""
+
+    list_display = ["title", "slug", "order", "updated_at"]
+    ordering = ["order", "title"]
+    search_fields = ["slug", "title"]
+    prepopulated_fields = {"slug": ["title"]}
+    inlines = [PlanSectionInline]
+
+
+class PlanItemInline(admin.TabularInline):
+    model = PlanItem
+    extra = 1
+    autocomplete_fields = ["question"]
+
+
+@admin.register(PlanSection)
+class PlanSectionAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "order"]
+    list_select_related = ["plan"]
+    search_fields = ["plan__title", "title"]
+    inlines = [PlanItemInline]

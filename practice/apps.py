@@ -15,3 +15,6 @@ class PracticeConfig(AppConfig):
         router.register("quick-checks", views.QuickCheckViewSet, basename="quick-check")
         router.register("submissions", views.SubmissionViewSet, basename="submission")
         router.register("progress", views.ProgressViewSet, basename="progress")
+        router.register("interviews", views.InterviewViewSet, basename="interview")
+        router.register("plans", views.PlanViewSet, basename="plan")
+        router.register("me", views.MeViewSet, basename="me")

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import actions, pages
+from .views import actions, interviews, pages, plans
 
 app_name = "practice"
 
@@ -22,4 +22,13 @@ urlpatterns = [
     path("submissions/<int:pk>/", actions.submission_detail, name="submission-detail"),
     path("review/", pages.review, name="review"),
     path("progress/", pages.progress, name="progress"),
+    path("plans/", plans.plan_list, name="plan-list"),
+    path("plans/<slug:slug>/", plans.plan_detail, name="plan-detail"),
+    path("plans/<slug:slug>/start/", plans.plan_start, name="plan-start"),
+    path("interviews/", interviews.interview_list, name="interview-list"),
+    path("interviews/new/", interviews.interview_new, name="interview-new"),
+    path("interviews/<int:pk>/", interviews.interview_detail, name="interview-detail"),
+    path("interviews/<int:pk>/answer/", interviews.interview_answer, name="interview-answer"),
+    path("interviews/<int:pk>/hint/", interviews.interview_hint, name="interview-hint"),
+    path("interviews/<int:pk>/finish/", interviews.interview_finish, name="interview-finish"),
 ]

@@ -4,9 +4,17 @@ from typing import Any
 
 from rest_framework import serializers
 
-from quizbank.models import Question
+from quizbank.models import Question, Topic
 
-from ..models import Submission
+from ..models import InterviewQuestion, MockInterview, Submission
+from ..models.interviews import (
+    MAX_ANSWER_CHARS,
+    MAX_MINUTES,
+    MAX_QUESTIONS,
+    MIN_MINUTES,
+    MIN_QUESTIONS,
+)
+from ..selectors.interviews import interview_current
 
 
 class CheckResultSerializer(serializers.Serializer):
@@ -124,3 +132,173 @@ class ProgressSerializer(serializers.Serializer):
     topics = TopicMasterySerializer(many=True)
     days = DayActivitySerializer(many=True, help_text="Days with activity in the last year.")
     recent = RecentActivitySerializer(many=True)
+
+
+class InterviewCreateSerializer(serializers.Serializer):
+    topics = serializers.ListField(
+        child=serializers.SlugField(), required=False, default=list, help_text="Topic slugs."
+    )
+    difficulty = serializers.ListField(
+        child=serializers.ChoiceField(choices=Question.Difficulty.choices),
+        required=False,
+        default=list,
+        help_text="Any of easy, medium, hard; empty for all.",
+    )
+    questions = serializers.IntegerField(min_value=MIN_QUESTIONS, max_value=MAX_QUESTIONS)
+    minutes = serializers.IntegerField(min_value=MIN_MINUTES, max_value=MAX_MINUTES)
+
+    def validate_topics(self, slugs: list[str]) -> list[Topic]:
+        topics = list(Topic.objects.filter(slug__in=slugs))
+        unknown = sorted(set(slugs) - {t.slug for t in topics})
+        if unknown:
+            raise serializers.ValidationError(f"No topic with the slug(s) {', '.join(unknown)}.")
+        return topics
+
+
+class InterviewItemSerializer(serializers.Serializer):
+    order = serializers.IntegerField()
+    question = serializers.SlugField(source="question.slug")
+    answered = serializers.BooleanField(source="done")
+    hints_used = serializers.IntegerField()
+
+
+class InterviewSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    title = serializers.CharField()
+    status = serializers.CharField()
+    minutes = serializers.IntegerField()
+    started_at = serializers.DateTimeField()
+    ends_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    questions = serializers.SerializerMethodField(help_text="The questions' slugs, in order.")
+    current = serializers.SerializerMethodField(
+        help_text="The slug of the question to answer now; null once every one is answered "
+        "or the interview is over."
+    )
+    items = InterviewItemSerializer(many=True, source="items.all")
+
+    def get_questions(self, interview: MockInterview) -> list[str]:
+        return [item.question.slug for item in interview.items.all()]
+
+    def get_current(self, interview: MockInterview) -> str | None:
+        item = interview_current(interview=interview)
+        return item.question.slug if item else None
+
+
+class InterviewAnswerSerializer(serializers.Serializer):
+    question = serializers.SlugField(help_text="The current question's slug.")
+    text = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=MAX_ANSWER_CHARS
+    )
+    checks = serializers.DictField(
+        child=serializers.JSONField(),
+        required=False,
+        default=dict,
+        help_text="Quick check id -> answer (an index, a list of indices or text).",
+    )
+    code = serializers.CharField(
+        required=False, allow_blank=True, default="", trim_whitespace=False
+    )
+    skip = serializers.BooleanField(required=False, default=False)
+
+    def validate_checks(self, value: dict[str, Any]) -> dict[int, Any]:
+        try:
+            return {int(key): answer for key, answer in value.items()}
+        except ValueError as exc:
+            raise serializers.ValidationError("Keys are quick check ids.") from exc
+
+
+class InterviewHintSerializer(serializers.Serializer):
+    question = serializers.SlugField(help_text="The current question's slug.")
+
+
+class HintSerializer(serializers.Serializer):
+    order = serializers.IntegerField()
+    text = serializers.CharField()
+
+
+class InterviewScoreSerializer(serializers.Serializer):
+    points = serializers.IntegerField()
+    max_points = serializers.IntegerField(help_text="Over the graded questions only.")
+    percent = serializers.IntegerField(allow_null=True)
+
+
+class ReportQuestionSerializer(serializers.Serializer):
+    order = serializers.IntegerField()
+    question = serializers.SlugField()
+    title = serializers.CharField()
+    kind = serializers.CharField()
+    outcome = serializers.ChoiceField(choices=InterviewQuestion.Outcome.choices)
+    points = serializers.IntegerField(allow_null=True, help_text="Null: nothing to grade yet.")
+    max_points = serializers.IntegerField()
+    time_spent_seconds = serializers.IntegerField(allow_null=True)
+    hints_used = serializers.IntegerField()
+    checks_correct = serializers.IntegerField()
+    checks_total = serializers.IntegerField()
+    your_answer = serializers.CharField(allow_blank=True)
+    submission = serializers.IntegerField(allow_null=True)
+    your_code = serializers.CharField(allow_blank=True)
+    model_answer = serializers.CharField(help_text="Markdown.")
+
+
+class ReviewNextSerializer(serializers.Serializer):
+    question = serializers.SlugField()
+    title = serializers.CharField()
+
+
+class InterviewReportSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    title = serializers.CharField(allow_blank=True)
+    status = serializers.CharField()
+    minutes = serializers.IntegerField()
+    started_at = serializers.DateTimeField()
+    ends_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    score = InterviewScoreSerializer()
+    questions = ReportQuestionSerializer(many=True)
+    review_next = ReviewNextSerializer(
+        many=True, help_text="Questions not passed, or passed with hints."
+    )
+
+
+class PlanSerializer(serializers.Serializer):
+    slug = serializers.SlugField()
+    title = serializers.CharField()
+    description = serializers.CharField()
+    total = serializers.IntegerField(help_text="Questions in the plan.")
+    solved = serializers.IntegerField(
+        allow_null=True, default=None, help_text="How many you solved; null when signed out."
+    )
+    started = serializers.BooleanField(
+        allow_null=True, default=None, help_text="Whether you follow it; null when signed out."
+    )
+
+
+class PlanQuestionSerializer(serializers.Serializer):
+    slug = serializers.SlugField(source="question.slug")
+    title = serializers.CharField(source="question.title")
+    kind = serializers.CharField(source="question.kind")
+    state = serializers.CharField(
+        allow_null=True, help_text="solved, attempted, or null: not started (or signed out)."
+    )
+
+
+class PlanSectionSerializer(serializers.Serializer):
+    title = serializers.CharField(source="section.title")
+    description = serializers.CharField(source="section.description")
+    solved = serializers.IntegerField()
+    total = serializers.IntegerField()
+    questions = PlanQuestionSerializer(many=True)
+
+
+class PlanDetailSerializer(serializers.Serializer):
+    slug = serializers.SlugField(source="plan.slug")
+    title = serializers.CharField(source="plan.title")
+    description = serializers.CharField(source="plan.description")
+    total = serializers.IntegerField()
+    solved = serializers.IntegerField()
+    started = serializers.BooleanField()
+    next_question = serializers.SlugField(
+        source="next_question.slug", allow_null=True, help_text="The first not solved yet."
+    )
+    sections = PlanSectionSerializer(many=True)

@@ -1,8 +1,14 @@
+import csv
+
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import HttpResponse
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 
@@ -18,8 +24,23 @@ from quizbank.models import Question, QuickCheck
 from .. import selectors
 from ..filters import LearnerQuestionFilter
 from ..models import Submission
-from ..services import learning, submissions
-from .serializers import ProgressSerializer, SubmissionCreateSerializer, SubmissionSerializer
+from ..selectors import export as export_selectors
+from ..selectors import interviews as interview_selectors
+from ..selectors import plans as plan_selectors
+from ..services import interviews, learning, submissions
+from .serializers import (
+    HintSerializer,
+    InterviewAnswerSerializer,
+    InterviewCreateSerializer,
+    InterviewHintSerializer,
+    InterviewReportSerializer,
+    InterviewSerializer,
+    PlanDetailSerializer,
+    PlanSerializer,
+    ProgressSerializer,
+    SubmissionCreateSerializer,
+    SubmissionSerializer,
+)
 
 
 class LearnerQuestionViewSet(QuestionViewSet):
@@ -116,3 +137,168 @@ class QuickCheckViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
             user=request.user, check=check, response=serializer.validated_data["answer"]
         )
         return Response(QuickCheckResultSerializer(result).data)
+
+
+class InterviewViewSet(
+    mixins.CreateModelMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Your mock interviews. POST `{"topics": [...], "difficulty": [...], "questions": 5,
+    "minutes": 45}` to start one: the questions come in order, and the clock is the server's.
+    Answer the `current` question at `answer/` (`text` and quick `checks` for a concept
+    question, `code` for a code question, or `skip`), take its next hint at `hint/` (each costs
+    points), and `finish/` for the report. Once `ends_at` has passed, an answer or a hint is
+    refused with 409 and the report, and the interview is over. Someone else's is a 404."""
+
+    serializer_class = InterviewSerializer
+    permission_classes = [permissions.IsAuthenticated]
+    lookup_value_regex = r"\d+"
+
+    def get_queryset(self):
+        return interview_selectors.interview_list(user=self.request.user)
+
+    def get_object(self):
+        interview = interview_selectors.interview_get(
+            user=self.request.user, pk=int(self.kwargs["pk"])
+        )
+        return interviews.interview_settle(interview=interview)
+
+    def _fresh(self, interview):
+        return interview_selectors.interview_get(user=self.request.user, pk=interview.pk)
+
+    def list(self, request, *args, **kwargs):
+        interviews.interview_settle_expired(user=request.user)
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(request=InterviewCreateSerializer, responses={201: InterviewSerializer})
+    def create(self, request, *args, **kwargs):
+        serializer = InterviewCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            interview = interviews.interview_create(user=request.user, **serializer.validated_data)
+        except DjangoValidationError as exc:
+            raise ValidationError(exc.message_dict) from exc
+        data = InterviewSerializer(self._fresh(interview)).data
+        return Response(data, status=status.HTTP_201_CREATED)
+
+    def retrieve(self, request, *args, **kwargs):
+        interview = self.get_object()
+        data = dict(InterviewSerializer(interview).data)
+        data["report"] = None
+        if not interview.active:
+            report = interview_selectors.interview_report(interview=interview)
+            data["report"] = InterviewReportSerializer(report).data
+        return Response(data)
+
+    def _time_up(self, interview) -> Response:
+        report = interview_selectors.interview_report(interview=self._fresh(interview))
+        return Response(
+            {"detail": "Time is up: this interview is over.", "report": report},
+            status=status.HTTP_409_CONFLICT,
+        )
+
+    def _question(self, interview, slug: str):
+        item = next((i for i in interview.items.all() if i.question.slug == slug), None)
+        if item is None:
+            raise ValidationError({"question": f"{slug!r} is not in this interview."})
+        return item.question
+
+    @extend_schema(request=InterviewAnswerSerializer, responses=InterviewSerializer)
+    @action(detail=True, methods=["post"])
+    def answer(self, request, pk=None):
+        interview = self.get_object()
+        serializer = InterviewAnswerSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            interviews.interview_answer(
+                interview=interview,
+                question=self._question(interview, data["question"]),
+                text=data["text"],
+                checks=data["checks"],
+                code=data["code"],
+                skip=data["skip"],
+            )
+        except interviews.TimeUp:
+            return self._time_up(interview)
+        except DjangoValidationError as exc:
+            raise ValidationError(exc.message_dict) from exc
+        return Response(InterviewSerializer(self._fresh(interview)).data)
+
+    @extend_schema(request=InterviewHintSerializer, responses=HintSerializer)
+    @action(detail=True, methods=["post"])
+    def hint(self, request, pk=None):
+        interview = self.get_object()
+        serializer = InterviewHintSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        question = self._question(interview, serializer.validated_data["question"])
+        try:
+            hint = interviews.interview_hint(interview=interview, question=question)
+        except interviews.TimeUp:
+            return self._time_up(interview)
+        except DjangoValidationError as exc:
+            raise ValidationError(exc.message_dict) from exc
+        return Response(HintSerializer(hint).data)
+
+    @extend_schema(request=None, responses=InterviewReportSerializer)
+    @action(detail=True, methods=["post"])
+    def finish(self, request, pk=None):
+        interview = interviews.interview_finish(interview=self.get_object())
+        report = interview_selectors.interview_report(interview=self._fresh(interview))
+        return Response(InterviewReportSerializer(report).data)
+
+
+class PlanViewSet(viewsets.GenericViewSet):
+    """Study plans: curated tracks through the bank, split into days or chapters. Signed in, each
+    comes with your progress (`solved`, `started`, and per question its `state`)."""
+
+    permission_classes = [permissions.AllowAny]
+    lookup_field = "slug"
+    serializer_class = PlanSerializer
+    pagination_class = None
+
+    def get_queryset(self):
+        return plan_selectors.plan_list(user=self.request.user)
+
+    def list(self, request):
+        return Response(PlanSerializer(self.get_queryset(), many=True).data)
+
+    @extend_schema(responses=PlanDetailSerializer)
+    def retrieve(self, request, slug=None):
+        progress = plan_selectors.plan_get(user=request.user, slug=str(slug))
+        return Response(PlanDetailSerializer(progress).data)
+
+
+class MeViewSet(viewsets.ViewSet):
+    """Your data. `export/`: everything your account owns (profile, activity, progress,
+    submissions with their code, notes, bookmarks, review cards and their log, interviews, plans)
+    as one JSON document; `export/activity/`: your activity as CSV."""
+
+    permission_classes = [permissions.IsAuthenticated]
+
+    def _filename(self, request, ext: str) -> str:
+        return f"quizbank-{request.user.get_username()}-{timezone.localdate():%Y-%m-%d}.{ext}"
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    # JSON even for a browser (the profile's button): a download, not the browsable API page.
+    @action(detail=False, methods=["get"], url_path="export", renderer_classes=[JSONRenderer])
+    def export(self, request):
+        data = export_selectors.account_export(user=request.user)
+        response = Response(data)
+        name = self._filename(request, "json")
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        return response
+
+    @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
+    @action(detail=False, methods=["get"], url_path="export/activity")
+    def activity(self, request):
+        response = HttpResponse(content_type="text/csv; charset=utf-8")
+        name = self._filename(request, "csv").replace(".csv", "-activity.csv")
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        writer = csv.DictWriter(response, fieldnames=export_selectors.ACTIVITY_COLUMNS)
+        writer.writeheader()
+        for row in export_selectors.activity_rows(user=request.user):
+            writer.writerow({**row, "created_at": row["created_at"].isoformat()})
+        return response

@@ -63,6 +63,19 @@ def _solve(progress: QuestionProgress, *, now: datetime) -> None:
         progress.solved_at = now
 
 
+def fsrs_card(card: ReviewCard) -> fsrs.Card:
+    """The learner's card as FSRS's scheduler takes it (an unsaved one is new)."""
+    return fsrs.Card(
+        card_id=card.pk or 0,
+        state=fsrs.State(card.state),
+        step=card.step if card.pk else 0,
+        stability=card.stability,
+        difficulty=card.difficulty,
+        due=card.due,
+        last_review=card.last_review,
+    )
+
+
 def _schedule(
     *, user: User, question: Question, rating: int, now: datetime, automatic: bool = False
 ) -> ReviewCard:
@@ -75,19 +88,7 @@ def _schedule(
         card = ReviewCard(user=user, question=question, due=now)
     elif automatic and rating == Rating.AGAIN and card.last_rating == Rating.AGAIN:
         return card
-    scheduled, _ = SCHEDULER.review_card(
-        fsrs.Card(
-            card_id=card.pk or 0,
-            state=fsrs.State(card.state),
-            step=card.step if card.pk else 0,
-            stability=card.stability,
-            difficulty=card.difficulty,
-            due=card.due,
-            last_review=card.last_review,
-        ),
-        fsrs.Rating(rating),
-        review_datetime=now,
-    )
+    scheduled, _ = SCHEDULER.review_card(fsrs_card(card), fsrs.Rating(rating), review_datetime=now)
     card.state = scheduled.state.value
     card.step = scheduled.step
     card.stability = scheduled.stability

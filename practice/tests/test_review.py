@@ -71,3 +71,16 @@ def test_a_question_unpublished_since_leaves_the_review_queue(client, user):
     question.archive()
     client.force_login(user)
     assert "Nothing is due." in client.get("/review/").content.decode()
+
+
+def test_each_rating_button_says_when_the_question_would_come_back(client, user):
+    question = QuestionFactory(title="Intervals")
+    learning.review_rate(user=user, question=question, rating=Activity.Rating.GOOD)
+    ReviewCard.objects.update(due=timezone.now() - timedelta(days=1))
+    client.force_login(user)
+    response = client.get("/review/")
+    intervals = response.context["intervals"]
+    assert intervals["again"] < intervals["hard"] <= intervals["good"] < intervals["easy"]
+    body = response.content.decode()
+    assert 'aria-keyshortcuts="1"' in body and "<kbd>Space</kbd> shows the answer" in body
+    assert body.count('<span class="interval">') == 4

@@ -17,7 +17,9 @@ from quizbank import selectors as bank_selectors
 from quizbank.models import Question
 
 from .. import selectors
+from ..context_processors import hides_difficulty
 from ..filters import LearnerQuestionFilter
+from ..selectors import plans as plan_selectors
 
 PAGE_SIZE = 20
 
@@ -38,6 +40,7 @@ def home(request):
             in_progress=selectors.question_in_progress(user=user),
             today=selectors.activity_today(user=user),
             streak=selectors.streak_current(user=user),
+            plan=plan_selectors.plan_continue(user=user),
         )
         profile = context["profile"]
         goal = profile.daily_goal if profile else Profile().daily_goal
@@ -55,9 +58,10 @@ FACET_LEGENDS = {
 }
 
 
-def _facets(filterset, user) -> list[dict[str, Any]]:
+def _facets(filterset, request) -> list[dict[str, Any]]:
     """The list's facets in display order, each option with its count and whether it is ticked."""
     facets = bank_selectors.question_facets(filterset)
+    user = request.user
     if user.is_authenticated:
         counts = selectors.state_counts(filterset.queryset_without("progress"), user=user)
         facets["progress"] = [
@@ -75,7 +79,7 @@ def _facets(filterset, user) -> list[dict[str, Any]]:
         ]
     groups = []
     for name, legend in FACET_LEGENDS.items():
-        if name not in facets:
+        if name not in facets or (name == "difficulty" and hides_difficulty(request)):
             continue
         chosen = filterset.form[name].value()
         chosen = {str(chosen).lower()} if name == "bookmarked" else set(chosen or [])
@@ -100,7 +104,7 @@ def question_list(request):
     query.pop("page", None)
     context = {
         "filterset": filterset,
-        "facets": _facets(filterset, request.user) if valid else [],
+        "facets": _facets(filterset, request) if valid else [],
         "page": page,
         "query": query.urlencode(),
         "filtered": any(v for k, v in request.GET.lists() if k != "page" and any(v)),
@@ -223,6 +227,7 @@ def review(request):
     context = {"due_count": 0, "card": card}
     if card is not None:
         context["due_count"] = due.count()
+        context["intervals"] = selectors.review_intervals(card=card)
         context["question"] = bank_selectors.question_page_get(
             user=request.user, pk=card.question_id
         )

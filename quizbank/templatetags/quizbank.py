@@ -44,3 +44,27 @@ def search_fields(question: Any) -> dict[str, Any]:
     """A list row's title with the searched words marked, and the snippet where they matched."""
     fields = question_search_fields(question)
     return {name: mark_safe(value) for name, value in fields.items()}  # noqa: S308 - escaped, then marked
+
+
+def duration(seconds: Any) -> str:
+    """Seconds as a clock reads them: 75 -> 1:15, 3675 -> 1:01:15."""
+    try:
+        total = max(0, int(seconds))
+    except (TypeError, ValueError):
+        return ""
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+@register.filter
+def short_interval(delta: Any) -> str:
+    """A time until the next review, as rating buttons show it: 10 min, 5 h, 3 d, 2 mo."""
+    try:
+        seconds = max(0, int(delta.total_seconds()))
+    except AttributeError:
+        return ""
+    for size, unit in ((30 * 86400, "mo"), (86400, "d"), (3600, "h")):
+        if seconds >= size:
+            return f"{round(seconds / size)} {unit}"
+    return f"{max(1, round(seconds / 60))} min"

@@ -41,5 +41,7 @@ def test_the_api_root_lists_every_resource(api):
         "quick-checks",
         "submissions",
         "progress",
+        "interviews",
+        "plans",
     }
     assert body["submissions"].endswith("/api/submissions/")

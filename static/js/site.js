@@ -99,3 +99,57 @@ document.addEventListener("htmx:afterSwap", (event) => {
     target.scrollIntoView({ block: "nearest", behavior: "smooth" });
   }
 });
+
+// A mock interview's countdown. The server keeps the real clock (an answer after the end is
+// refused); this only shows it ticking, and reloads at zero so the report appears.
+(function () {
+  "use strict";
+  function pad(n) {
+    return String(n).padStart(2, "0");
+  }
+  function start() {
+    const timer = document.querySelector("[data-ends-at]");
+    if (!timer) return;
+    const ends = Date.parse(timer.dataset.endsAt);
+    const out = timer.querySelector("[data-countdown]");
+    function tick() {
+      const left = Math.max(0, Math.round((ends - Date.now()) / 1000));
+      const h = Math.floor(left / 3600);
+      const m = Math.floor((left % 3600) / 60);
+      out.textContent = (h ? h + ":" + pad(m) : String(m)) + ":" + pad(left % 60);
+      if (left <= 60) timer.classList.add("ending");
+      if (left === 0) {
+        clearInterval(handle);
+        window.location.reload();
+      }
+    }
+    const handle = setInterval(tick, 1000);
+    tick();
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
+
+// Review by keyboard: Space shows the answer, then 1-4 rate it (again, hard, good, easy). Keys
+// typed into a field, or with a modifier, are left alone.
+document.addEventListener("keydown", (event) => {
+  const card = document.querySelector("[data-review-keys]");
+  if (!card || event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
+  const target = event.target;
+  if (target.closest && target.closest("input, textarea, select, [contenteditable], .cm-editor")) return;
+  const answer = card.querySelector("details#answer");
+  if (!answer) return;
+  if (event.key === " " && !answer.open) {
+    event.preventDefault();
+    // Focus stays put: a button focused now would be pressed by this Space's keyup.
+    answer.open = true;
+    return;
+  }
+  const ratings = { 1: "again", 2: "hard", 3: "good", 4: "easy" };
+  if (answer.open && ratings[event.key]) {
+    const button = answer.querySelector("#rate-" + ratings[event.key]);
+    if (!button) return;
+    event.preventDefault();
+    button.click(); // a click, so htmx sends the button's value as it does for a mouse
+  }
+});

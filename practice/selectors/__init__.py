@@ -1,5 +1,6 @@
 """Reads about a learner's practice: their state on each question, what to do next, the review
-queue and the progress dashboard. Every function takes the user and reads only their rows."""
+queue and the progress dashboard. Every function takes the user and reads only their rows.
+Mock interviews' reads are in interviews.py, study plans' in plans.py."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any, TypeGuard
 
+import fsrs
 from django.conf import settings
 from django.db import models
 from django.db.models import (
@@ -27,8 +29,9 @@ from django.utils import timezone
 from accounts.models import User, Visitor
 from quizbank.models import Question, Topic
 
-from . import workers
-from .models import Activity, Bookmark, Note, QuestionProgress, ReviewCard, Submission
+from .. import workers
+from ..models import Activity, Bookmark, Note, QuestionProgress, ReviewCard, Submission
+from ..services.learning import SCHEDULER, fsrs_card
 
 HEATMAP_WEEKS = 53
 RECENT_ACTIVITY = 12
@@ -172,6 +175,19 @@ def due_reviews(*, user: Visitor, now: Any = None) -> QuerySet[ReviewCard]:
         .select_related("question__primary_topic")
         .order_by("due", "id")
     )
+
+
+def review_intervals(*, card: ReviewCard, now: Any = None) -> dict[str, Any]:
+    """What each rating would do to the card: {"again": timedelta, ...} until its next review,
+    for the rating buttons. FSRS fuzzes long intervals, so the real one may differ a little."""
+    now = now or timezone.now()
+    intervals = {}
+    for value, label in Activity.Rating.choices:
+        scheduled, _ = SCHEDULER.review_card(
+            fsrs_card(card), fsrs.Rating(value), review_datetime=now
+        )
+        intervals[label.lower()] = scheduled.due - now
+    return intervals
 
 
 def next_review_at(*, user: Visitor, now: Any = None):

@@ -1,0 +1,38 @@
+"""The learner app's models, by subject: what a learner does with questions (learning), mock
+interviews and study plans."""
+
+from .interviews import InterviewQuestion, MockInterview
+from .learning import (
+    MAX_CODE_BYTES,
+    MAX_NOTE_CHARS,
+    MAX_TRIES,
+    Activity,
+    Bookmark,
+    Note,
+    OwnedQuerySet,
+    QuestionProgress,
+    ReviewCard,
+    Submission,
+    SubmissionQuerySet,
+)
+from .plans import PlanEnrollment, PlanItem, PlanSection, StudyPlan
+
+__all__ = [
+    "MAX_CODE_BYTES",
+    "MAX_NOTE_CHARS",
+    "MAX_TRIES",
+    "Activity",
+    "Bookmark",
+    "InterviewQuestion",
+    "MockInterview",
+    "Note",
+    "OwnedQuerySet",
+    "PlanEnrollment",
+    "PlanItem",
+    "PlanSection",
+    "QuestionProgress",
+    "ReviewCard",
+    "StudyPlan",
+    "Submission",
+    "SubmissionQuerySet",
+]

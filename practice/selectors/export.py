@@ -1,0 +1,143 @@
+"""Everything an account owns, for GET /api/me/export/: a fixed number of queries, whatever the
+account's size. Hidden checks and reference solutions are the bank's, not the learner's, so they
+are not part of it; the API token is a secret and is left out too."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from accounts.models import Profile, User
+
+from ..models import (
+    Activity,
+    Bookmark,
+    Note,
+    PlanEnrollment,
+    QuestionProgress,
+    ReviewCard,
+    Submission,
+)
+from .interviews import interview_list, interview_report
+
+ACTIVITY_COLUMNS = [
+    "created_at",
+    "kind",
+    "question",
+    "hint_order",
+    "quick_check",
+    "correct",
+    "rating",
+    "submission",
+]
+
+
+def activity_rows(*, user: User) -> Iterator[dict[str, Any]]:
+    """The learner's activity, oldest first, one dict per row with ACTIVITY_COLUMNS."""
+    rows = (
+        Activity.objects.visible_to(user)
+        .order_by("created_at", "id")
+        .values_list(
+            "created_at",
+            "kind",
+            "question__slug",
+            "hint_order",
+            "quick_check_id",
+            "correct",
+            "rating",
+            "submission_id",
+        )
+    )
+    for row in rows.iterator():
+        yield dict(zip(ACTIVITY_COLUMNS, row, strict=True))
+
+
+def account_export(*, user: User) -> dict[str, Any]:
+    profile = Profile.objects.filter(user=user).first() or Profile(user=user)
+    mine = {"user": user}
+    return {
+        "account": {
+            "username": user.get_username(),
+            "email": user.email,
+            "date_joined": user.date_joined,
+            "last_login": user.last_login,
+        },
+        "profile": {
+            "display_name": profile.display_name,
+            "daily_goal": profile.daily_goal,
+            "hide_difficulty": profile.hide_difficulty,
+        },
+        "activity": list(activity_rows(user=user)),
+        "progress": list(
+            QuestionProgress.objects.filter(**mine)
+            .order_by("started_at", "id")
+            .values(
+                "question__slug",
+                "state",
+                "hints_revealed",
+                "answer_revealed",
+                "started_at",
+                "last_activity_at",
+                "solved_at",
+            )
+        ),
+        "submissions": list(
+            Submission.objects.filter(**mine)
+            .order_by("queued_at", "id")
+            .values(
+                "id",
+                "question__slug",
+                "mode",
+                "code",
+                "status",
+                "message",
+                "checks",
+                "diagnosis",
+                "output",
+                "queued_at",
+                "finished_at",
+                "duration_ms",
+            )
+        ),
+        "notes": list(
+            Note.objects.filter(**mine)
+            .order_by("id")
+            .values("question__slug", "text", "updated_at")
+        ),
+        "bookmarks": list(
+            Bookmark.objects.filter(**mine)
+            .order_by("created_at", "id")
+            .values("question__slug", "created_at")
+        ),
+        "review_cards": list(
+            ReviewCard.objects.filter(**mine)
+            .order_by("due", "id")
+            .values(
+                "question__slug",
+                "state",
+                "step",
+                "stability",
+                "difficulty",
+                "due",
+                "last_review",
+                "reviews",
+                "last_rating",
+            )
+        ),
+        # What scheduled the review cards: recall ratings and verdicts (a failed quick check
+        # also counts, and is in `activity`).
+        "review_log": [
+            row
+            for row in activity_rows(user=user)
+            if row["kind"] in (Activity.Kind.RATING, Activity.Kind.SUBMISSION)
+        ],
+        "interviews": [
+            interview_report(interview=interview)
+            for interview in interview_list(user=user).order_by("started_at", "id")
+        ],
+        "plans": list(
+            PlanEnrollment.objects.filter(**mine)
+            .order_by("started_at")
+            .values("plan__slug", "started_at")
+        ),
+    }
