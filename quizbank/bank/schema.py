@@ -259,7 +259,14 @@ def exercise_errors(exercise: dict[str, Any]) -> Errors:
             errors.append(
                 (f"wrong/{name}.py", f"is not valid Python: {exc.msg} (line {exc.lineno})")
             )
-
+            continue
+        if wrong_solution_notes(code) is None:
+            errors.append(
+                (
+                    f"wrong/{name}.py",
+                    "must open with a docstring naming its 'Misconception:' and a 'Hint:'",
+                )
+            )
     return errors
 
 
@@ -288,9 +295,11 @@ def exercise_job(exercise: dict[str, Any], code: str) -> dict[str, Any]:
 
 def _grader_errors(exercise: dict[str, Any]) -> Errors:
     """The grader's own validation of the job: the final word on what it accepts, so nothing the
-    schema above missed can be saved and then refused at grading time."""
+    schema above missed can be saved and then refused at grading time. The bank and the admin also
+    hold checks to computing values only: no comparison or predicate runs in the sandbox, where a
+    submission could have patched it (grader.jobs.pure_check_problems)."""
     try:
-        normalize_job(exercise_job(exercise, exercise["solution_code"]))
+        normalize_job(exercise_job(exercise, exercise["solution_code"]), pure_checks=True)
     except JobError as exc:
         return [("exercise.yaml", str(exc))]
     return []

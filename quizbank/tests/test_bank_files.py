@@ -8,6 +8,7 @@ import yaml
 from django.core.management import call_command
 
 from quizbank.models import Exercise, Question, Topic
+from quizbank.tests.factories import ADDS_TWO
 
 pytestmark = pytest.mark.django_db
 
@@ -76,7 +77,7 @@ def add_exercise(folder: Path, **overrides):
     (folder / "starter.py").write_text("def double(x):\n    raise NotImplementedError\n")
     (folder / "solution.py").write_text("def double(x):\n    return 2 * x\n")
     (folder / "wrong").mkdir()
-    (folder / "wrong" / "adds.py").write_text("def double(x):\n    return x + 2\n")
+    (folder / "wrong" / "adds.py").write_text(ADDS_TWO)
 
 
 def load(*paths, expect_exit=None, capsys=None):
@@ -128,7 +129,7 @@ def test_it_loads_questions_hints_quick_checks_and_exercises(good_bank):
     assert question.quick_checks.get().answer == 1
     exercise = Exercise.objects.get(question__slug="doubling")
     assert exercise.solution_code == "def double(x):\n    return 2 * x\n"
-    assert exercise.wrong_solutions == {"adds": "def double(x):\n    return x + 2\n"}
+    assert exercise.wrong_solutions == {"adds": ADDS_TWO}
     assert [c["name"] for c in exercise.checks] == ["example", "hidden"]
     assert Question.objects.get(slug="doubling").primary_topic.slug == "autograd"
     assert list(Topic.objects.values_list("slug", "order")) == [("tensors", 0), ("autograd", 1)]
@@ -318,4 +319,35 @@ def test_checks_the_grader_refuses_are_rejected_at_load(good_bank, capsys):
     (good_bank / "doubling" / "exercise.yaml").write_text(yaml.safe_dump(meta))
     err = load(good_bank, expect_exit=1, capsys=capsys)
     assert "doubling/exercise.yaml" in err
+    assert Question.objects.count() == 0
+
+
+def test_a_wrong_solution_must_name_its_misconception_and_a_hint(good_bank, capsys):
+    (good_bank / "doubling" / "wrong" / "bare.py").write_text("def double(x):\n    return x\n")
+    (good_bank / "doubling" / "wrong" / "no_hint.py").write_text(
+        '"""Misconception: Identity doubles."""\n\ndef double(x):\n    return x\n'
+    )
+    err = load(good_bank, expect_exit=1, capsys=capsys)
+    assert "doubling/wrong/bare.py: (file): must open with a docstring naming its" in err
+    assert "doubling/wrong/no_hint.py: (file): must open with a docstring" in err
+    assert "wrong/adds.py" not in err
+
+
+def test_wrong_solution_notes_are_read_from_the_docstring():
+    from quizbank.bank.schema import wrong_solution_notes
+
+    assert wrong_solution_notes(ADDS_TWO) == {
+        "misconception": "Doubling means adding two.",
+        "hint": "Try x = 3.",
+    }
+    assert wrong_solution_notes("x = 1\n") is None
+
+
+def test_check_code_that_compares_in_the_sandbox_is_rejected(good_bank, capsys):
+    meta = yaml.safe_load((good_bank / "doubling" / "exercise.yaml").read_text())
+    meta["checks"][1]["code"] = "out = double(torch.arange(3.0))\nsame = torch.equal(out, out)"
+    meta["checks"][1]["compare"] = ["same"]
+    (good_bank / "doubling" / "exercise.yaml").write_text(yaml.safe_dump(meta))
+    err = load(good_bank, expect_exit=1, capsys=capsys)
+    assert "doubling/exercise.yaml" in err and "equal" in err
     assert Question.objects.count() == 0
