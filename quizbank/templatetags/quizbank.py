@@ -46,6 +46,7 @@ def search_fields(question: Any) -> dict[str, Any]:
     return {name: mark_safe(value) for name, value in fields.items()}  # noqa: S308 - escaped, then marked
 
 
+@register.filter
 def duration(seconds: Any) -> str:
     """Seconds as a clock reads them: 75 -> 1:15, 3675 -> 1:01:15."""
     try:
