@@ -29,6 +29,7 @@ from quizbank.models import Question, QuickCheck
 from .. import selectors
 from ..forms import NoteForm, SubmissionForm
 from ..models import Activity, Submission
+from ..selectors import review as review_selectors
 from ..services import learning, submissions
 from .pages import learner_updates, render_question, whats_next
 
@@ -222,12 +223,24 @@ def submit(request, slug: str):
             messages.error(request, error)
         return redirect(f"{_question_url(question)}#exercise")
     context: dict[str, Any] = {"submission": submission, "error": error, "question": question}
-    if submission is not None:
+    review = _code_review(request.POST, submission)
+    if review is not None:
+        # Solved again on /review/: that page has no submission list or practice box to update.
+        context["review"] = review
+    elif submission is not None:
         context["submissions"] = selectors.submission_list(user=request.user, question=question)
         if submission.finished:
             context["learner_updates"] = learner_updates(request, question)
             context["whats_next"] = whats_next(request, question)
     return render(request, "practice/_verdict.html", context)
+
+
+def _code_review(data, submission: Submission | None):
+    """The code review a submission from the review page belongs to (its verdict then says how
+    the review was rated)."""
+    if submission is None or data.get("review") != "1":
+        return None
+    return review_selectors.code_review_of(submission=submission)
 
 
 def submission_detail(request, pk: int):
@@ -240,7 +253,10 @@ def submission_detail(request, pk: int):
     context: dict[str, Any] = {"submission": submission, "question": submission.question}
     if not request.htmx:
         return render(request, "practice/submission.html", context)
-    if submission.finished:
+    review = _code_review(request.GET, submission)
+    if review is not None:
+        context["review"] = review
+    elif submission.finished:
         # The list of previous submissions, the practice box and the badge change once, when the
         # verdict arrives.
         context["submissions"] = selectors.submission_list(
