@@ -104,12 +104,7 @@ def review_undo(*, user: User, activity: Activity) -> ReviewCard | None:
 
     Raises UndoRefused when `activity` is not the learner's last rating in review, or when the
     card was reviewed again since (a quick check or a submission): undoing would lose that."""
-    undo = (
-        ReviewUndo.objects.select_for_update()
-        .select_related("card", "code_review")
-        .filter(user=user)
-        .first()
-    )
+    undo = ReviewUndo.objects.select_for_update().filter(user=user).first()
     if undo is None or undo.activity_id != activity.pk:
         raise UndoRefused("Only your last rating in review can be undone.")
     card = ReviewCard.objects.select_for_update().get(pk=undo.card_id)
@@ -123,8 +118,8 @@ def review_undo(*, user: User, activity: Activity) -> ReviewCard | None:
             progress.save()
         else:
             progress.delete()
-    if undo.code_review is not None:
-        undo.code_review.delete()
+    if undo.code_review_id is not None:
+        CodeReview.objects.filter(pk=undo.code_review_id).delete()
     activity.delete()  # deletes `undo` with it (cascade)
     if undo.card_before is None:
         card.delete()
