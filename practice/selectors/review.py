@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
-from django.http import Http404
+from django.http import Http404, QueryDict
 from django.utils import timezone
 
 from accounts.models import User
@@ -183,3 +183,19 @@ def rating_get(*, user: User, pk: int) -> Activity:
     if activity is None:
         raise Http404("No such rating of yours.")
     return activity
+
+
+def code_review_after(*, review: CodeReview) -> dict[str, Any]:
+    """What the review page shows once a code review ended by a pass: the deck's new count and
+    the undo of the grader's rating (the verdict swaps them in place)."""
+    try:
+        deck = deck_parse(QueryDict(review.deck))
+    except ValidationError:
+        deck = Deck()
+    user = review.user
+    return {
+        "deck": deck,
+        "remaining": deck_questions(user=user, deck=deck).count(),
+        "reviewed_today": reviewed_today(user=user),
+        "undo": undo_get(user=user),
+    }

@@ -335,6 +335,10 @@ def test_a_first_try_pass_with_no_hint_rates_good(
     response = submit(client, RIGHT, django_capture_on_commit_callbacks)
     body = verdict(client, response)
     assert "✓ Passed" in body and "Review rated “good”" in body and 'id="review-next"' in body
+    # The page around the editor catches up in place: no give-up, the new count and undo.
+    assert '<div id="give-up-form" hx-swap-oob="true"></div>' in body
+    assert "<strong>0</strong> questions to go" in body
+    assert "Undo “good” on" in body and 'id="review-undo-form" hx-swap-oob="true"' in body
     card = ReviewCard.objects.get(user=user)
     assert card.last_rating == Rating.GOOD and card.reviews == before["reviews"] + 1
     assert card.due > timezone.now() + timedelta(days=1)
@@ -357,7 +361,8 @@ def test_a_pass_after_a_failed_submission_rates_hard_and_not_again_today(
     # A failure alone does not rate the review: the card is still due, the review open.
     assert ReviewCard.objects.get(user=user).reviews == code_card.reviews
     assert CodeReview.objects.get().retries == 1
-    assert "1 failed submission" in client.get("/review/").content.decode()
+    assert 'id="review-code-tally" hx-swap-oob="true">In this review so far: 1 failed' in body
+    assert "so far: 1 failed submission." in client.get("/review/").content.decode()
     response = submit(client, RIGHT, django_capture_on_commit_callbacks)
     assert "Review rated “hard”" in verdict(client, response)
     card = ReviewCard.objects.get(user=user)
@@ -426,3 +431,17 @@ def test_a_review_graded_through_the_api_updates_the_fsrs_card(
     card = card_fields(code_card)
     assert card["reviews"] == before["reviews"] + 1 and card["last_rating"] == Rating.GOOD
     assert card["last_review"] > before["last_review"] and card["due"] > before["due"]
+
+
+def test_without_javascript_a_review_submission_comes_back_to_the_review(
+    client, user, code_card, eager, django_capture_on_commit_callbacks
+):
+    BookmarkFactory(user=user, question=code_card.question)
+    client.force_login(user)
+    client.get("/review/?deck=bookmarks")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/questions/double-it/submissions/", {"code": RIGHT, "review": "1"})
+    assert response["Location"] == "/review/?deck=bookmarks"
+    body = client.get(response["Location"]).content.decode()
+    assert "went to the grader; its verdict rates this review." in body
+    assert ReviewCard.objects.get(user=user).last_rating == Rating.GOOD
