@@ -198,4 +198,6 @@ def code_review_after(*, review: CodeReview) -> dict[str, Any]:
         "remaining": deck_questions(user=user, deck=deck).count(),
         "reviewed_today": reviewed_today(user=user),
         "undo": undo_get(user=user),
+        "counts": deck_counts(user=user),
+        "topics": bank_selectors.topic_list(),
     }

@@ -338,6 +338,7 @@ def test_a_first_try_pass_with_no_hint_rates_good(
     # The page around the editor catches up in place: no give-up, the new count and undo.
     assert '<div id="give-up-form" hx-swap-oob="true"></div>' in body
     assert "<strong>0</strong> questions to go" in body
+    assert 'All due <span class="deck-count">0</span>' in body
     assert "Undo “good” on" in body and 'id="review-undo-form" hx-swap-oob="true"' in body
     card = ReviewCard.objects.get(user=user)
     assert card.last_rating == Rating.GOOD and card.reviews == before["reviews"] + 1
