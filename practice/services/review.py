@@ -86,13 +86,9 @@ def _rate(
 def review_answer(*, user: User, question: Question, rating: int) -> ReviewCard:
     """The learner rates their recall of a card in review; the rating can be undone until the
     next one. A code question is rated by solving it (code_review_*), not by this."""
-    if question.kind == Question.Kind.CODE:
-        raise ValidationError(
-            {
-                "rating": "A code question is reviewed by solving it again; its rating is the "
-                "grader's."
-            }
-        )
+    if hasattr(question, "exercise"):
+        reason = "A code question is reviewed by solving it again; the grader rates it."
+        raise ValidationError({"rating": reason})
     return _rate(user=user, question=question, rating=rating, now=timezone.now())
 
 
