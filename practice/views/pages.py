@@ -220,22 +220,6 @@ def question_detail(request, slug):
     return render_question(request, question)
 
 
-@login_required
-def review(request):
-    due = selectors.due_reviews(user=request.user)
-    card = due.first()
-    context = {"due_count": 0, "card": card}
-    if card is not None:
-        context["due_count"] = due.count()
-        context["intervals"] = selectors.review_intervals(card=card)
-        context["question"] = bank_selectors.question_page_get(
-            user=request.user, pk=card.question_id
-        )
-    else:
-        context["next_review_at"] = selectors.next_review_at(user=request.user)
-    return render(request, "practice/review.html", context)
-
-
 CELL, LEFT, TOP = 14, 26, 16
 
 
