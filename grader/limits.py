@@ -37,6 +37,7 @@ def fitted_time_limit(reference_seconds: float | None, ceiling: float) -> float:
     fitted = max(TIME_LIMIT_FLOOR, TIME_LIMIT_FACTOR * reference_seconds)
     return min(ceiling, math.ceil(fitted * 10) / 10)
 
+
 # Memory for one run, in MiB: [MIN_MEMORY_MB, MAX_MEMORY_MB].
 DEFAULT_MEMORY_MB = 1024
 MIN_MEMORY_MB = 64

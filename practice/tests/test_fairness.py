@@ -11,12 +11,12 @@ from accounts.tests.factories import UserFactory
 from practice.models import Submission
 from practice.services.dispatch import held_message
 from practice.services.submissions import submission_create, submission_sweep
-from practice.tests.test_reliability import (  # noqa: F401 - fixtures
-    RIGHT,
-    redis_server,
-    wait_for,
-    worker,
-)
+from practice.tests import test_reliability as reliability
+from practice.tests.test_reliability import RIGHT, wait_for
+
+# The private Redis and the real worker of the reliability tests.
+redis_server = reliability.redis_server
+worker = reliability.worker
 
 SLEEPER = "import time\ntime.sleep(60)\n\ndef double(x):\n    return x * 2\n"
 
@@ -57,7 +57,8 @@ def test_a_backlog_of_slow_code_does_not_delay_another_learners_verdict(
     limit = exercise.fitted_time_limit
     assert limit < exercise.time_limit
 
-    slow = [submission_create(user=user, question=exercise.question, code=SLEEPER) for _ in range(6)]
+    question = exercise.question
+    slow = [submission_create(user=user, question=question, code=SLEEPER) for _ in range(6)]
     held = Submission.objects.filter(user=user, held=True)
     assert held.count() == 5
     assert set(held.values_list("message", flat=True)) == {held_message(1)}
