@@ -68,13 +68,20 @@ def test_a_backlog_of_slow_code_does_not_delay_another_learners_verdict(
     mine = submission_create(user=other, question=exercise.question, code=RIGHT)
     assert not Submission.objects.get(pk=mine.pk).held
     seen_in_flight = []
+    slow_done_before_mine = []
 
     def mine_finished() -> bool:
         seen_in_flight.append(in_flight(user))
+        slow_done = Submission.objects.filter(pk__in=[s.pk for s in slow]).exclude(
+            status__in=Submission.UNFINISHED
+        )
+        slow_done_before_mine.append(slow_done.count())
         return finished(mine)
 
     wait_for(mine_finished, "the other learner's verdict", 60)
     assert mine.status == "passed"
+    # Without the cap the broker's queue is FIFO: it would have waited for the slow ones ahead.
+    assert slow_done_before_mine[-1] <= 1
     # Sent while the slow learner's backlog was still waiting: it overtook at least four of them.
     assert Submission.objects.filter(pk__in=[s.pk for s in slow], held=True).count() >= 4
     assert max(seen_in_flight) <= 1

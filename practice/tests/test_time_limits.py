@@ -34,6 +34,11 @@ def test_the_limit_is_fitted_to_the_reference_once_measured_and_stated(
     page = client.get("/questions/double-it/").content.decode()
     assert f"Time limit: {fitted:g} s a run, fitted to this exercise" in page
 
+    boss = type(user).objects.create_superuser("boss", password="a-long-test-password")
+    client.force_login(boss)
+    admin = client.get(f"/admin/quizbank/question/{exercise.question.pk}/change/").content.decode()
+    assert f"{fitted:g} s: {exercise.time_limit_rule}" in admin  # what curators see
+
     body = submit(api, SLEEPER, capture=django_capture_on_commit_callbacks).data
     assert body["status"] == "timed_out", body
     assert f"time limit of {fitted:g} s" in body["message"]
