@@ -9,10 +9,11 @@
       learners post correct code while it waits; POST -> verdict through Redis and a Celery
       worker, twice: "before" (no per-learner cap, a flat 10 s limit, one slot per core) and
       "after" (the defaults: one submission per learner in flight, the limit fitted to the
-      reference, two slots per core).
+      reference, two slots per core); then a mix of many learners' submissions, one in ten
+      sleeping, posted at once: time to drain it and POST -> verdict.
 
     .venv/bin/python bench/grading.py [-n 40] [--cold 8] [--burst 100] [--only-fairness]
-        [--slow 10] [--others 5] [--each 4] [--gap 0.2]
+        [--slow 10] [--others 5] [--each 4] [--gap 0.2] [--mixed-users 10] [--mixed-each 10]
         [--database-url postgres://postgres@127.0.0.1:5432/quizbank_bench_grading]
         [--redis-url redis://127.0.0.1:6379/14]
 
@@ -109,6 +110,8 @@ def main() -> None:
     parser.add_argument("--others", type=int, default=5, help="(e): other learners")
     parser.add_argument("--each", type=int, default=4, help="(e): correct submissions each")
     parser.add_argument("--gap", type=float, default=0.2, help="(e): seconds between their posts")
+    parser.add_argument("--mixed-users", type=int, default=10, help="(e): learners in the mix")
+    parser.add_argument("--mixed-each", type=int, default=10, help="(e): submissions each")
     args = parser.parse_args()
 
     from grader import SandboxPool
@@ -337,17 +340,16 @@ def fairness(args, python: str) -> None:
             while Submission.objects.filter(pk__in=ids, status__in=["queued", "running"]).exists():
                 time.sleep(0.02)
 
-        try:
-            wait([post("warm", SOLUTION) for _ in range(3)])  # zygotes; "after": measures
-            exercise.refresh_from_db()
-            limit = exercise.fitted_time_limit
+        def run(posts: list[tuple[str, str, float]]) -> tuple[dict[int, float], float]:
+            """POST each (learner, code, pause after), then wait for every verdict; returns each
+            submission's POST -> verdict seconds and the time from the first POST to the last."""
             posted: dict[int, float] = {}
             done: dict[int, float] = {}
             stop = threading.Event()
 
             def watch() -> None:
                 while not stop.is_set():
-                    pending = [pk for pk in posted if pk not in done]
+                    pending = [pk for pk in list(posted) if pk not in done]
                     finished = Submission.objects.filter(pk__in=pending).exclude(
                         status__in=["queued", "running"]
                     )
@@ -357,32 +359,55 @@ def fairness(args, python: str) -> None:
                     time.sleep(0.01)
                 connection.close()
 
-            slow_ids = []
-            for _ in range(args.slow):
-                slow_ids.append(pk := post("slow", SLEEPER))
-                posted[pk] = time.perf_counter()
             watcher = threading.Thread(target=watch)
             watcher.start()
-            other_ids = []
-            for i in range(args.others * args.each):
-                other_ids.append(pk := post(f"user{i % args.others}", SOLUTION))
-                posted[pk] = time.perf_counter()
-                time.sleep(args.gap)
             t0 = time.perf_counter()
+            for username, code, pause in posts:
+                pk = post(username, code)
+                posted[pk] = time.perf_counter()
+                time.sleep(pause)
             while len(done) < len(posted) and time.perf_counter() - t0 < 900:
                 time.sleep(0.05)
             stop.set()
             watcher.join()
-            statuses = Submission.objects.filter(pk__in=other_ids).values_list("status", flat=True)
+            return {pk: done[pk] - posted[pk] for pk in done}, max(done.values()) - t0
+
+        try:
+            wait([post("warm", SOLUTION) for _ in range(3)])  # zygotes; "after": measures
+            exercise.refresh_from_db()
+            limit = exercise.fitted_time_limit
             print(
-                f"{label}: {slots} slots on {cores} cores, per-learner cap "
-                f"{cap or 'none'}, time limit {limit:g} s; others' verdicts: "
-                f"{sorted(set(statuses))}"
+                f"{label}: {slots} slots on {cores} cores, per-learner cap {cap or 'none'}, "
+                f"time limit {limit:g} s"
             )
-            others = sorted(done[i] - posted[i] for i in other_ids)
-            stats(f"(e) {label}: others, POST -> verdict", others)
-            stats(f"(e) {label}: slow learner's", [done[i] - posted[i] for i in slow_ids])
-            p95[label] = others[min(len(others) - 1, round(0.95 * (len(others) - 1)))]
+            backlog = [("slow", SLEEPER, 0.0)] * args.slow
+            others = [
+                (f"user{i % args.others}", SOLUTION, args.gap)
+                for i in range(args.others * args.each)
+            ]
+            latency, _ = run(backlog + others)
+            ids = sorted(latency)
+            slow_ids, other_ids = ids[: args.slow], ids[args.slow :]
+            statuses = Submission.objects.filter(pk__in=other_ids).values_list("status", flat=True)
+            assert set(statuses) == {"passed"}, set(statuses)
+            seconds = sorted(latency[i] for i in other_ids)
+            stats(f"(e) {label}: others, POST -> verdict", seconds)
+            stats(f"(e) {label}: slow learner's", [latency[i] for i in slow_ids])
+            p95[label] = seconds[min(len(seconds) - 1, round(0.95 * (len(seconds) - 1)))]
+
+            # The fault run's mix: many learners at once, one submission in ten sleeping.
+            count = args.mixed_users * args.mixed_each
+            mixed = [
+                (f"mixed{i % args.mixed_users}", SLEEPER if i % 10 == 9 else SOLUTION, 0.0)
+                for i in range(count)
+            ]
+            latency, drain = run(mixed)
+            print(
+                f"(e) {label}: {count} mixed from {args.mixed_users} learners "
+                f"({count // 10} sleeping) drained in {drain:.1f} s = "
+                f"{count / drain:.1f} verdicts/s"
+            )
+            stats(f"(e) {label}: mixed, all", list(latency.values()))
         finally:
             os.killpg(worker.pid, 9)
             worker.wait()

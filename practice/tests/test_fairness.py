@@ -44,7 +44,7 @@ def cap_of_one(settings, monkeypatch):
 
 
 def test_a_backlog_of_slow_code_does_not_delay_another_learners_verdict(
-    user, exercise, cap_of_one, worker
+    client, user, exercise, cap_of_one, worker
 ):
     other = UserFactory(username="other")
     worker()  # two threads
@@ -63,6 +63,9 @@ def test_a_backlog_of_slow_code_does_not_delay_another_learners_verdict(
     assert held.count() == 5
     assert set(held.values_list("message", flat=True)) == {held_message(1)}
     assert all(s.deadline_at is None for s in held)
+    client.force_login(user)
+    page = client.get(f"/submissions/{slow[-1].pk}/", HTTP_HX_REQUEST="true").content.decode()
+    assert "Waiting for your earlier submission to finish" in page  # the learner is told why
 
     wait_for(lambda: Submission.objects.filter(pk=slow[0].pk, status="running").exists(), "a run")
     mine = submission_create(user=other, question=exercise.question, code=RIGHT)
