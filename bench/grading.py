@@ -397,17 +397,24 @@ def fairness(args, python: str) -> None:
 
             # The fault run's mix: many learners at once, one submission in ten sleeping.
             count = args.mixed_users * args.mixed_each
+            learners = args.mixed_users
+            # Round k: learner number k (mod 10) posts code that sleeps, so the sleepers are
+            # spread over the learners as in the fault run, never one learner's backlog.
+            sleeps = [(i // learners) % 10 == (i % learners) % 10 for i in range(count)]
             mixed = [
-                (f"mixed{i % args.mixed_users}", SLEEPER if i % 10 == 9 else SOLUTION, 0.0)
+                (f"mixed{i % learners}", SLEEPER if sleeps[i] else SOLUTION, 0.0)
                 for i in range(count)
             ]
             latency, drain = run(mixed)
+            ids = sorted(latency)
             print(
                 f"(e) {label}: {count} mixed from {args.mixed_users} learners "
-                f"({count // 10} sleeping) drained in {drain:.1f} s = "
+                f"({sum(sleeps)} sleeping) drained in {drain:.1f} s = "
                 f"{count / drain:.1f} verdicts/s"
             )
             stats(f"(e) {label}: mixed, all", list(latency.values()))
+            correct = [latency[pk] for pk, slow in zip(ids, sleeps, strict=True) if not slow]
+            stats(f"(e) {label}: mixed, the correct ones", correct)
         finally:
             os.killpg(worker.pid, 9)
             worker.wait()
