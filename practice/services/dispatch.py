@@ -70,7 +70,8 @@ def submission_dispatch(*, submission: Submission) -> None:
             transaction.on_commit(functools.partial(_enqueue, submission.pk, submission.queue))
             return
         submission.held = True
-        submission.message = held_message(cap)
+        # Kept after ours: "no GPU worker is online" still applies to a held GPU submission.
+        submission.message = " ".join(filter(None, [held_message(cap), submission.message]))
         submission.deadline_at = None  # the sweep releases it; it re-enqueues only what is sent
         submission.save(update_fields=["held", "message", "deadline_at"])
 

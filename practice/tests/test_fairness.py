@@ -123,3 +123,17 @@ def test_without_a_cap_every_submission_is_sent_at_once(user, exercise, redis_se
         submission_create(user=user, question=exercise.question, code=RIGHT)
     assert not Submission.objects.filter(held=True).exists()
     assert Submission.objects.filter(deadline_at__isnull=True).count() == 0
+
+
+def test_a_held_gpu_submission_still_says_no_gpu_worker_is_online(
+    user, gpu_exercise, redis_server, cap_of_one
+):
+    from practice.services.submissions import NO_GPU_WORKER
+
+    question = gpu_exercise.question
+    first = submission_create(user=user, question=question, code=RIGHT)
+    second = submission_create(user=user, question=question, code=RIGHT)
+    assert Submission.objects.get(pk=first.pk).message == NO_GPU_WORKER
+    held = Submission.objects.get(pk=second.pk)
+    assert held.held
+    assert held.message == f"{held_message(1)} {NO_GPU_WORKER}"
