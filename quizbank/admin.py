@@ -124,13 +124,36 @@ class ExerciseInline(admin.StackedInline):
     form = ExerciseForm
     extra = 0
     max_num = 1
+    readonly_fields = ["learners_time_limit"]
     fieldsets = [
-        (None, {"fields": ["queue", "time_limit", "memory_limit_mb", "starter_code"]}),
+        (
+            None,
+            {
+                "fields": [
+                    "queue",
+                    "time_limit",
+                    "learners_time_limit",
+                    "memory_limit_mb",
+                    "starter_code",
+                ]
+            },
+        ),
         (
             "Grader only (never shown to learners)",
             {"fields": ["solution_code", "checks", "forbid", "wrong_solutions"]},
         ),
     ]
+
+    @admin.display(description="Learners' time limit")
+    def learners_time_limit(self, exercise: Exercise) -> str:
+        if exercise.pk is None:
+            return "-"
+        limit = f"{exercise.fitted_time_limit:g} s"
+        measured = exercise.reference_seconds
+        if measured is None or exercise.reference_digest != exercise.content_digest:
+            return f"{limit}: the time limit above until the grader measures the reference"
+        rule = exercise.time_limit_rule
+        return f"{limit}: {rule}, up to the limit above (it took {measured:.3f} s)"
 
 
 @admin.register(Question)
