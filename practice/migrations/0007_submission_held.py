@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('practice', '0005_study_plans'),
+        ('practice', '0006_review_sessions'),
     ]
 
     operations = [
