@@ -123,6 +123,11 @@ def _int(value: Any) -> int:
         return 0
 
 
+# The session key under which a quick check answered without JavaScript hands its result to the
+# question page it redirects to.
+CHECK_RESULTS_KEY = "quick_check_results"
+
+
 def render_question(request, question, *, check_results=None):
     """The question page. `?hints=N` and `?answer=1` show what a visitor without JavaScript
     revealed (a signed-in learner's reveals are remembered anyway)."""
@@ -217,7 +222,9 @@ def learner_updates(request, question) -> dict[str, Any] | None:
 
 def question_detail(request, slug):
     question = bank_selectors.question_page_get(user=request.user, slug=slug)
-    return render_question(request, question)
+    # A quick check answered without JavaScript left its result here; it is shown once.
+    results = request.session.pop(CHECK_RESULTS_KEY, None) or {}
+    return render_question(request, question, check_results={int(k): v for k, v in results.items()})
 
 
 @login_required
