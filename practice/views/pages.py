@@ -98,12 +98,22 @@ def question_list(request):
     )
     filterset = LearnerQuestionFilter(request.GET, queryset=rows, request=request)
     valid = filterset.is_valid()
+    errors = filterset.errors
+    if not valid:
+        # A stale link or a typo (?topic=nope) should not empty the page: say which value is
+        # wrong, then list and count with the rest of the filters, so the panel stays usable.
+        rest = request.GET.copy()
+        for name in errors:
+            rest.pop(name, None)
+        filterset = LearnerQuestionFilter(rest, queryset=rows, request=request)
+        valid = filterset.is_valid()
     questions = filterset.qs if valid else rows.none()
     page = Paginator(questions, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     context = {
         "filterset": filterset,
+        "filter_errors": errors,
         "facets": _facets(filterset, request) if valid else [],
         "page": page,
         "query": query.urlencode(),

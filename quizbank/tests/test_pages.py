@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from .factories import QuestionFactory, TopicFactory
@@ -24,6 +26,19 @@ def test_a_bad_filter_on_the_page_says_why(client):
     response = client.get("/questions/?difficulty=impossible")
     assert response.status_code == 200
     assert b"difficulty:" in response.content and b"impossible" in response.content
+
+
+def test_a_bad_filter_value_keeps_the_facet_panel_and_the_other_filters(client):
+    tensors = TopicFactory(slug="tensors", name="Tensors")
+    QuestionFactory(title="Hard one", difficulty="hard", primary_topic=tensors)
+    QuestionFactory(title="Easy one", difficulty="easy", primary_topic=tensors)
+    page = client.get("/questions/?topic=nope&difficulty=hard").content.decode()
+    assert "topic: Select a valid choice. nope is not one of the available choices." in page
+    assert "difficulty:" not in page
+    # The panel is there, with its counts and the valid filter still ticked.
+    assert 'name="topic" value="tensors"' in page
+    assert re.search(r'name="difficulty" value="hard"[^>]*checked', page)
+    assert "Hard one" in page and "Easy one" not in page
 
 
 def test_a_question_page_renders_markdown_and_hides_drafts(client):
