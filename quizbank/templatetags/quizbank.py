@@ -4,7 +4,7 @@ from typing import Any
 from django import template
 from django.utils.safestring import mark_safe
 
-from ..markdown import render_markdown, render_markdown_inline
+from ..markdown import render_code_block, render_markdown, render_markdown_inline
 from ..search import question_search_fields
 
 register = template.Library()
@@ -18,6 +18,13 @@ def markdown_filter(text: str) -> str:
 @register.filter(name="markdown_inline")
 def markdown_inline_filter(text: str) -> str:
     return mark_safe(render_markdown_inline(str(text or "")))  # noqa: S308 - sanitised by nh3
+
+
+@register.simple_tag
+def code_block(code: Any, lang: str = "", label: str = "") -> str:
+    """{% code_block s.code "python" "Your code" %}: highlighted, keyboard-scrollable, named."""
+    html = render_code_block(str(code or ""), lang=lang, label=label)
+    return mark_safe(html)  # noqa: S308 - Pygments escapes the code; the attributes are escaped
 
 
 @register.filter
