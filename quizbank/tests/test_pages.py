@@ -57,3 +57,16 @@ def test_formulas_are_marked_for_katex_but_code_keeps_its_dollars():
     assert '<span class="math inline">\\frac{1}{\\sqrt{d}}</span>' in html
     assert "<code>x = $y$</code>" in html
     assert '<div class="math block">' in html and "\\sum_i p_i = 1" in html
+
+
+def test_every_page_links_the_sites_favicon(client):
+    from pathlib import Path
+
+    from django.conf import settings
+
+    for url in ("/", "/questions/", "/accounts/login/", "/no-such-page/"):
+        assert b'<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in (
+            client.get(url).content
+        )
+    icon = (Path(settings.BASE_DIR) / "static" / "favicon.svg").read_text()
+    assert icon.startswith("<svg") and "viewBox" in icon
