@@ -50,7 +50,9 @@ class MethodNotAllowedPageMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
-        if response.status_code != 405 or request.path.startswith("/api/") or response.content:
+        if response.status_code != 405 or request.path.startswith("/api/"):
+            return response
+        if response.streaming or response.content:  # a body of its own: keep it
             return response
         allowed = response.get("Allow", "")
         page = render(

@@ -74,6 +74,8 @@ def test_every_learner_page_has_no_axe_violations(browser, live_server, site, sc
     )
     context.set_default_timeout(15_000)
     page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
     try:
         found = check(page, VISITOR_PAGES)
         sign_in(page)
@@ -81,6 +83,7 @@ def test_every_learner_page_has_no_axe_violations(browser, live_server, site, sc
     finally:
         context.close()
     assert not found, f"axe found problems in the {scheme} theme:\n" + "\n".join(found)
+    assert not errors, f"JavaScript errors on the pages: {errors}"
 
 
 def test_the_vendored_axe_is_the_one_frontend_pins():
