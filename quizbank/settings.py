@@ -78,6 +78,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    "quizbank.http.MethodNotAllowedPageMiddleware",
 ]
 
 ROOT_URLCONF = "quizbank.urls"

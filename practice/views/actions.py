@@ -31,7 +31,7 @@ from ..forms import NoteForm, SubmissionForm
 from ..models import Activity, Submission
 from ..selectors import review as review_selectors
 from ..services import learning, submissions
-from .pages import learner_updates, render_question, whats_next
+from .pages import CHECK_RESULTS_KEY, learner_updates, whats_next
 
 RATINGS = {label.lower(): value for value, label in Activity.Rating.choices}
 
@@ -115,8 +115,13 @@ def quick_check_answer(request, slug: str, pk: int):
         result["retry"] = not result["correct"] and attempt == 1
         result["attempt"] = 2 if result["retry"] else attempt
     if not request.htmx:
-        question = bank_selectors.question_page_get(user=request.user, pk=check.question_id)
-        return render_question(request, question, check_results={check.pk: result})
+        # Post/redirect/get: the result waits in the session for the question page, so the
+        # address bar never shows the action's URL and a reload does not post the answer again.
+        results = request.session.get(CHECK_RESULTS_KEY, {})
+        results[str(check.pk)] = result
+        request.session[CHECK_RESULTS_KEY] = results
+        url = reverse("practice:question-detail", args=[slug])
+        return redirect(f"{url}#check-{check.pk}")
     context = {
         "check": check,
         "result": result,
