@@ -4,8 +4,9 @@ A pool holds one zygote per slot, each a fresh grader interpreter (exec, never a
 caller, so no Django state, settings or open sockets are inherited) started with an empty
 environment, no inherited file descriptors and a session of its own. Requests are JSON lines on its
 stdin, answers JSON lines on its stdout. A zygote that dies, or does not answer in time, is killed
-with its whole process group and replaced on next use, and that job's result is an error: a call
-never hangs.
+with its whole process group and replaced, and the job is tried once more on the fresh zygote; if
+that fails too, the result is an error marked ``grader_failed`` (the grader's fault, never the
+learner's verdict). A call never hangs.
 """
 
 from __future__ import annotations
@@ -42,6 +43,23 @@ class SandboxError(RuntimeError):
 
 class _SlotFailed(Exception):
     pass
+
+
+class _InfrastructureFailure(Exception):
+    """A slot failed for reasons of its own (not the job's result): try a fresh zygote."""
+
+
+# A job whose zygote fails is tried this many times in all, each on a fresh zygote.
+INFRASTRUCTURE_ATTEMPTS = 2
+GRADER_FAILED = (
+    "The grader failed while grading this (its sandbox stopped unexpectedly twice); this is a "
+    "problem on our side, not in your code, and it does not count as an attempt."
+)
+
+
+def grader_failed_result(seconds: float = 0.0) -> dict[str, Any]:
+    """The result of a job the grader itself could not run: never the learner's verdict."""
+    return {**error_result(GRADER_FAILED, seconds), "grader_failed": True}
 
 
 def error_result(message: str, seconds: float = 0.0) -> dict[str, Any]:
@@ -227,37 +245,52 @@ class SandboxPool:
         return self._call(request, time_limit + self.grace)
 
     def _call(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Send ``request`` to an idle slot. A slot that fails (its zygote died, stopped
+        answering, or could not start) is an infrastructure failure, never the submission's:
+        the request is tried once more on a fresh zygote, and if that fails too the result is an
+        error marked ``grader_failed`` (callers must not score it). A submission's own crash is
+        reported by a healthy zygote as an ordinary result and is never retried."""
         if self._closed:
             raise RuntimeError("the sandbox pool is closed")
         started = time.monotonic()
-        slot = self._idle.get()
+        failure = ""
+        for _attempt in range(INFRASTRUCTURE_ATTEMPTS):
+            slot = self._idle.get()
+            try:
+                response = self._call_slot(slot, request, timeout)
+            except _InfrastructureFailure as exc:
+                failure = str(exc)
+                continue
+            finally:
+                self._idle.put(slot)
+            if isinstance(response.get("layers"), dict):
+                slot.layers = dict(response["layers"])
+            if "invalid" in response:
+                raise ValueError(response["invalid"])
+            return text.clean_all(response["result"])
+        logger.error("grader failed %d times; giving up: %s", INFRASTRUCTURE_ATTEMPTS, failure)
+        return grader_failed_result(time.monotonic() - started)
+
+    def _call_slot(self, slot: _Slot, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """One attempt on ``slot`` (restarted first if its zygote is gone). Raises
+        _InfrastructureFailure, with the slot killed so the next use starts a fresh zygote."""
+        if self._closed:
+            raise RuntimeError("the sandbox pool is closed")
         try:
-            if self._closed:
-                raise RuntimeError("the sandbox pool is closed")
             if not slot.alive:
                 if slot.process is not None:
                     logger.warning("grader zygote exited; restarting it\n%s", slot.log_tail())
                 slot.kill()
                 slot.start()
                 slot.wait_ready(self.start_timeout)
-            response = slot.request(request, timeout)
+            return slot.request(request, timeout)
         except (_SlotFailed, OSError, ValueError) as failure:
             logger.error("grader slot failed (%s); restarting it\n%s", failure, slot.log_tail())
             slot.kill()
-            return error_result(
-                "The grader stopped unexpectedly and was restarted; your code was not graded.",
-                time.monotonic() - started,
-            )
+            raise _InfrastructureFailure(str(failure)) from None
         except SandboxError as failure:
             logger.error("%s", failure)
-            return error_result("The grader could not start; your code was not graded.")
-        finally:
-            self._idle.put(slot)
-        if isinstance(response.get("layers"), dict):
-            slot.layers = dict(response["layers"])
-        if "invalid" in response:
-            raise ValueError(response["invalid"])
-        return text.clean_all(response["result"])
+            raise _InfrastructureFailure(str(failure)) from None
 
     def close(self) -> None:
         """Stop every zygote, after the jobs in flight have their verdicts."""
