@@ -1,9 +1,15 @@
 from celery import shared_task
+from django.db import InterfaceError, OperationalError
 
 from .services import submissions
 
 # Tasks have explicit names, so messages in the broker and the beat schedule in settings do not
 # depend on where the code lives.
+
+# A database restarting, read-only for a while, or a connection cut: transient, so the task is
+# tried again with backoff (1, 2, 4, ... at most 10 s apart, for about two minutes) instead of
+# dropping its message. Grading is idempotent (services.submissions.submission_grade).
+TRANSIENT_ERRORS = (OperationalError, InterfaceError)
 
 
 @shared_task(
@@ -13,6 +19,11 @@ from .services import submissions
     soft_time_limit=150,
     time_limit=180,
     ignore_result=True,
+    autoretry_for=TRANSIENT_ERRORS,
+    retry_backoff=1,
+    retry_backoff_max=10,
+    retry_jitter=False,
+    max_retries=15,
 )
 def grade_submission(submission_id: int) -> None:
     from celery import current_task
