@@ -82,6 +82,7 @@ class _Slot:
         self._buffer = b""
         self._log: IO[bytes] | None = None
         self.layers: dict[str, bool] = {}
+        self.cuda = False  # whether its runs use a CUDA device (from the zygote's hello)
 
     @property
     def alive(self) -> bool:
@@ -113,6 +114,7 @@ class _Slot:
             self.kill()
             raise SandboxError(f"the grader did not start: {hello}")
         self.layers = dict(hello.get("layers", {}))
+        self.cuda = bool(hello.get("cuda"))
         return hello
 
     def request(self, message: Mapping[str, Any], timeout: float) -> dict[str, Any]:
@@ -186,7 +188,8 @@ class SandboxPool:
     ``kind="cpu"``: each slot is a zygote that forks a warm, isolated child per run (~tens of ms).
     ``kind="gpu"``: each run is a fresh single-use interpreter (CUDA cannot survive a fork); with
     ``prespawn`` one is kept started ahead of the next job. Without a GPU it runs on the CPU and
-    skips checks that need CUDA.
+    skips checks that need CUDA. ``devices="none"`` is a fake, empty device list: the same on a
+    machine that has a GPU, so CI exercises everything of the GPU path but CUDA itself.
     """
 
     def __init__(
@@ -198,14 +201,18 @@ class SandboxPool:
         prespawn: bool = True,
         start_timeout: float = 180.0,
         grace: float | None = None,
+        devices: Literal["auto", "none"] = "auto",
     ) -> None:
         if kind not in ("cpu", "gpu") or slots < 1:
             raise ValueError("kind must be 'cpu' or 'gpu', and slots at least 1")
+        if devices not in ("auto", "none"):
+            raise ValueError("devices must be 'auto' or 'none'")
         self.kind = kind
         self.start_timeout = start_timeout
         # How long past the job's own limits to wait before declaring a zygote wedged.
         self.grace = _GRACE[kind] if grace is None else grace
         command = [os.fspath(python), "-E", "-s", "-m", "grader.zygote", "--kind", kind]
+        command += ["--devices", devices]
         if not prespawn:
             command.append("--no-prespawn")
         self._slots = [_Slot(command) for _ in range(slots)]
@@ -225,6 +232,11 @@ class SandboxPool:
             raise
         for slot in self._slots:
             self._idle.put(slot)
+
+    @property
+    def cuda(self) -> bool:
+        """Whether this pool's runs use a CUDA device (a GPU pool on a machine with one)."""
+        return all(slot.cuda for slot in self._slots)
 
     @property
     def layers(self) -> dict[str, bool]:

@@ -25,7 +25,10 @@ def sandbox_pool(kind: str = "cpu") -> SandboxPool:
         if pool is None:
             slots = settings.GRADER_SLOTS if kind == "cpu" else 1
             pool = SandboxPool(
-                python=settings.GRADER_PYTHON, slots=slots, kind="gpu" if kind == "gpu" else "cpu"
+                python=settings.GRADER_PYTHON,
+                slots=slots,
+                kind="gpu" if kind == "gpu" else "cpu",
+                devices="none" if settings.GRADER_GPU_DEVICES == "none" else "auto",
             )
             _pools[kind] = pool
         return pool

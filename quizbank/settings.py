@@ -239,6 +239,12 @@ CELERY_BEAT_SCHEDULE = {
 # The grader's interpreter: a separate virtual environment with torch and nothing of Django.
 GRADER_PYTHON = os.environ.get("GRADER_PYTHON", str(BASE_DIR / ".venv-grader" / "bin" / "python"))
 GRADER_SLOTS = int(os.environ.get("GRADER_SLOTS", "2"))
+# The GPU queue's device list: "auto" uses CUDA where the grader's torch finds a device; "none" is
+# the fake, empty list (single-use slots on the CPU, `requires: cuda` checks skipped and counted),
+# which CI uses to exercise the GPU path without a GPU (grader/README.md, "The GPU queue").
+GRADER_GPU_DEVICES = os.environ.get("GRADER_GPU_DEVICES", "auto")
+if GRADER_GPU_DEVICES not in ("auto", "none"):
+    raise ImproperlyConfigured("GRADER_GPU_DEVICES must be 'auto' or 'none'")
 # Seconds a submission may wait in a queue, or run past its time limit, before the sweep steps in.
 GRADER_QUEUE_DEADLINE = int(os.environ.get("GRADER_QUEUE_DEADLINE", "120"))
 GRADER_GPU_QUEUE_DEADLINE = int(os.environ.get("GRADER_GPU_QUEUE_DEADLINE", "600"))

@@ -9,7 +9,7 @@ import json
 import logging
 import threading
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import kombu.exceptions
@@ -315,7 +315,7 @@ def submission_sweep(*, now: Any = None) -> dict[str, int]:
     - every queued row when the broker lost its state (restarted without persistence), at once.
     It also tells the learner when no worker serves a queue, and stops saying so when one does."""
     now = now or timezone.now()
-    held, broker_lost = _broker_state()
+    held, broker_lost = _broker_state(timezone.now())
     requeued = failed = restored = 0
     with transaction.atomic():
         candidates = Submission.objects.unfinished().select_for_update(skip_locked=True)
@@ -328,6 +328,8 @@ def submission_sweep(*, now: Any = None) -> dict[str, int]:
             if submission.status == Submission.Status.RUNNING and not overdue:
                 continue  # a live worker holds its lease
             if not overdue:  # a queued row whose message went with the broker's state
+                if submission.queued_at > now - PUBLISH_GRACE:
+                    continue  # its message may still be on its way
                 restored += 1
             elif submission.tries >= MAX_TRIES:
                 _fail_stuck(submission, now=now)
@@ -372,15 +374,19 @@ def _update_waiting_messages() -> None:
 
 
 BROKER_EPOCH_KEY = "quizbank:broker-epoch"
+# After the broker lost its state, sweeps in this window restore queued rows whose message it does
+# not hold; a row younger than PUBLISH_GRACE may still be on its way to the broker.
+RESTORE_WINDOW = timedelta(seconds=15)
+PUBLISH_GRACE = timedelta(seconds=2)
 
 
-def _broker_state() -> tuple[set[int], bool]:
-    """(ids of submissions whose message the broker holds, whether it lost its state).
+def _broker_state(now: Any) -> tuple[set[int], bool]:
+    """(ids of submissions whose message the broker holds, whether it lost its state lately).
 
     Redis as broker only (the one this project deploys): queued messages are JSON in a list per
     queue, and messages delivered but not acknowledged sit in the `unacked` hash. A marker key set
-    by the first sweep disappears when Redis restarts without persistence, taking every queued
-    message with it. Without a Redis broker (in-process grading) there is nothing to inspect."""
+    by a sweep disappears when Redis restarts without persistence, taking every queued message
+    with it. Without a Redis broker (in-process grading) there is nothing to inspect."""
     from quizbank.celery import app
 
     url = str(app.conf.broker_url or "")
@@ -388,12 +394,16 @@ def _broker_state() -> tuple[set[int], bool]:
         return set(), False
     client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
     try:
-        lost = bool(client.set(BROKER_EPOCH_KEY, timezone.now().isoformat(), nx=True))
+        # Snapshot first: a message published after it is for a row newer than the grace.
         raw = [m for q in ("cpu", "gpu") for m in client.lrange(q, 0, -1)]
         raw += [json.dumps(json.loads(m)[0]).encode() for m in client.hvals("unacked")]
+        client.set(BROKER_EPOCH_KEY, now.isoformat(), nx=True)
+        stamp = client.get(BROKER_EPOCH_KEY)
+        epoch = datetime.fromisoformat(stamp.decode()) if isinstance(stamp, bytes) else now
     finally:
         client.close()
-    return {pk for pk in map(_message_submission, raw) if pk is not None}, lost
+    held = {pk for pk in map(_message_submission, raw) if pk is not None}
+    return held, now - epoch < RESTORE_WINDOW
 
 
 def _message_submission(raw: bytes | str) -> int | None:

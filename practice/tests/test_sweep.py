@@ -118,6 +118,7 @@ def test_a_broker_that_lost_its_state_gets_every_queued_message_back_at_once(
     # their messages are gone. The next sweep sends them again, without counting a try.
     first = queued(user, exercise, django_capture_on_commit_callbacks)
     second = queued(user, exercise, django_capture_on_commit_callbacks)
+    Submission.objects.update(queued_at=timezone.now() - timedelta(seconds=10))
     broker.flushdb()
     with django_capture_on_commit_callbacks(execute=True):
         assert submission_sweep() == {"requeued": 0, "failed": 0, "restored": 2}
