@@ -225,7 +225,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2, "socket_timeout"
 # `sweeper`), so a grading backlog or a missing grading worker cannot delay it. Every few seconds:
 # it is a few indexed queries, and it is what bounds how long a lost message or a dead worker
 # delays a verdict (README, "Grading").
-SWEEP_INTERVAL = float(os.environ.get("SWEEP_INTERVAL", "5"))
+SWEEP_INTERVAL = float(os.environ.get("SWEEP_INTERVAL", "3"))
 CELERY_TASK_ROUTES = {"submissions.sweep": {"queue": "sweep"}}
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-submissions": {
@@ -250,7 +250,7 @@ GRADER_QUEUE_DEADLINE = int(os.environ.get("GRADER_QUEUE_DEADLINE", "120"))
 GRADER_GPU_QUEUE_DEADLINE = int(os.environ.get("GRADER_GPU_QUEUE_DEADLINE", "600"))
 # A running submission's lease: its worker renews it every third of this; when the worker dies the
 # sweep re-sends the submission once the lease has run out.
-GRADER_LEASE_SECONDS = float(os.environ.get("GRADER_LEASE_SECONDS", "10"))
+GRADER_LEASE_SECONDS = float(os.environ.get("GRADER_LEASE_SECONDS", "6"))
 SUBMISSION_RATE = os.environ.get("SUBMISSION_RATE", "20/min")
 
 REST_FRAMEWORK = {
