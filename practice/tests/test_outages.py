@@ -136,3 +136,12 @@ def test_a_grader_that_cannot_run_is_the_graders_fault_and_never_scored(
     assert not Activity.objects.exists()
     assert not QuestionProgress.objects.exists()
     assert not ReviewCard.objects.exists()
+
+
+def test_with_the_database_down_the_exercise_form_says_so(client, user, exercise, database_down):
+    client.force_login(user)
+    url = reverse("practice:submit", args=[exercise.question.slug])
+    database_down()
+    response = client.post(url, {"code": "x = 1\n", "mode": "submit"}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 503 and int(response["Retry-After"]) > 0
+    assert GRADING_UNAVAILABLE in response.content.decode()
