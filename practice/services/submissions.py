@@ -321,6 +321,7 @@ def submission_sweep(*, now: Any = None) -> dict[str, int]:
     It also tells the learner when no worker serves a queue, and stops saying so when one does."""
     now = now or timezone.now()
     held, broker_lost = _broker_state(timezone.now())
+    online = {queue: _worker_online(queue) for queue in NO_WORKER}
     requeued = failed = restored = 0
     with transaction.atomic():
         candidates = Submission.objects.unfinished().select_for_update(skip_locked=True)
@@ -329,7 +330,13 @@ def submission_sweep(*, now: Any = None) -> dict[str, int]:
         for submission in candidates:
             overdue = submission.deadline_at is None or submission.deadline_at < now
             if submission.status == Submission.Status.QUEUED and submission.pk in held:
-                continue  # its message is in the broker: it is waiting its turn, not lost
+                # Its message is in the broker: waiting its turn, not lost. If no worker serves
+                # its queue, the wait still counts, so it ends with that reason after MAX_TRIES.
+                if overdue and not online[submission.queue]:
+                    _wait_counted(submission, now=now)
+                    failed += submission.status == Submission.Status.ERROR
+                    submission.save()
+                continue
             if submission.status == Submission.Status.RUNNING and not overdue:
                 continue  # a live worker holds its lease
             if not overdue:  # a queued row whose message went with the broker's state
@@ -352,6 +359,15 @@ def submission_sweep(*, now: Any = None) -> dict[str, int]:
     if requeued or failed or restored:
         log.warning("sweep: %d re-enqueued, %d restored, %d failed", requeued, restored, failed)
     return {"requeued": requeued, "failed": failed, "restored": restored}
+
+
+def _wait_counted(submission: Submission, *, now: Any) -> None:
+    """A try for a submission no worker could take; past MAX_TRIES it fails with that reason."""
+    if submission.tries >= MAX_TRIES:
+        _fail_stuck(submission, now=now)
+    else:
+        submission.tries += 1
+        _mark_queued(submission, now=now)
 
 
 def _fail_stuck(submission: Submission, *, now: Any) -> None:

@@ -144,3 +144,21 @@ def test_without_a_cpu_worker_a_queued_submission_says_so_until_one_connects(
     submission_sweep()
     submission.refresh_from_db()
     assert submission.message == NO_WORKER["cpu"]
+
+
+@requires_redis
+def test_a_submission_no_worker_takes_still_ends_with_that_reason(
+    user, gpu_exercise, broker, django_capture_on_commit_callbacks
+):
+    # Its message waits in the broker, but no GPU worker is online: each deadline counts as a try.
+    with django_capture_on_commit_callbacks(execute=True):
+        submission = submission_create(user=user, question=gpu_exercise.question, code="x = 1\n")
+    for _ in range(3):
+        overdue(submission)
+        submission_sweep()
+    overdue(submission)
+    assert submission_sweep() == {"requeued": 0, "failed": 1, "restored": 0}
+    submission.refresh_from_db()
+    assert submission.status == "error"
+    assert "no GPU worker picked it up" in submission.message
+    assert broker.llen("gpu") == 1  # never sent twice
