@@ -60,14 +60,17 @@ class Grader:
         if rejection:
             return verdict.result("rejected", rejection, seconds=time.monotonic() - started)
         reference = self._reference(job)
-        if isinstance(reference, str):
-            return verdict.result("error", reference, seconds=time.monotonic() - started)
+        if isinstance(reference, str):  # not the learner's doing: never their verdict
+            failed = verdict.result("error", reference, seconds=time.monotonic() - started)
+            return {**failed, "grader_failed": True}
         if all(reference.skipped):
             message = "Every check of this exercise needs CUDA, which this grader does not have."
             skipped = len(reference.skipped)
             return verdict.result("error", message, skipped=skipped)
         outcome = self._run(_grade_payload(job["code"], job, self.gpu), job)
         result = verdict.grade(job, reference, outcome, time.monotonic() - started)
+        if not _isolated(outcome):  # the sandbox did not start: nothing of the code ran
+            result["grader_failed"] = True
         result["diagnosis"] = None
         if result["status"] == "failed" and job["wrong"]:
             steps = report.read(outcome.frames, step_kind="check", count=len(job["checks"])).steps
@@ -199,10 +202,15 @@ class Grader:
         outcome = self.supervisor.execute(
             run, payload, limits["time_limit"], wait_ready=mode == "exec"
         )
-        if not any(frame.get("kind") == "isolated" for frame in outcome.frames[:2]):
+        if not _isolated(outcome):
             # Nothing of the job ran; what the process printed is the grader's own failure.
             print(f"sandbox setup failed:\n{outcome.output}", file=sys.stderr, flush=True)
         return outcome
+
+
+def _isolated(outcome: Outcome) -> bool:
+    """Whether the sandbox reported itself isolated (before any submitted code could run)."""
+    return any(frame.get("kind") == "isolated" for frame in outcome.frames[:2])
 
 
 def _step(steps: list[report.Step], index: int) -> report.Step:

@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
             except Exception:  # a bug here must not take the slot down with a wrong verdict
                 traceback.print_exc()
                 message = "The grader failed internally; this is not a problem with your code."
-                response = {"result": verdict.result("error", message)}
+                response = {"result": {**verdict.result("error", message), "grader_failed": True}}
             response = text.clean_all(response)  # sandbox text: no lone surrogate, no NUL
             response["layers"] = layers()
             _send(responses, response)

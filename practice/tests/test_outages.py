@@ -145,3 +145,20 @@ def test_with_the_database_down_the_exercise_form_says_so(client, user, exercise
     response = client.post(url, {"code": "x = 1\n", "mode": "submit"}, HTTP_HX_REQUEST="true")
     assert response.status_code == 503 and int(response["Retry-After"]) > 0
     assert GRADING_UNAVAILABLE in response.content.decode()
+
+
+def test_a_broken_reference_is_never_scored_against_the_learner(api, user, exercise, eager):
+    type(exercise).objects.filter(pk=exercise.pk).update(
+        solution_code="def double(x):\n    return 1 / 0\n"
+    )
+    api.force_authenticate(user)
+    response = api.post(
+        "/api/submissions/",
+        {"question": "double-it", "code": "def double(x):\n    return x * 2\n"},
+        format="json",
+    )
+    body = response.json()
+    assert body["status"] == "error"
+    assert "not in your code" in body["message"]
+    assert "reference solution failed" in body["message"]
+    assert not Activity.objects.exists() and not ReviewCard.objects.exists()
