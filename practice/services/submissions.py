@@ -84,6 +84,9 @@ def submission_create(
         # row stays queued and the sweep sends it once the broker is back.
         transaction.on_commit(lambda: _enqueue_or_leave_to_sweep(submission.pk, submission.queue))
         return submission
+    if settings.CELERY_TASK_ALWAYS_EAGER:  # graded here and now: no broker to lose
+        _enqueue(submission.pk, submission.queue)
+        return submission
     try:
         _enqueue(submission.pk, submission.queue)
     except BROKER_ERRORS as exc:
