@@ -274,3 +274,28 @@ def test_a_job_the_grader_refuses_ends_in_error_through_celery(user, exercise, w
     wait_for(lambda: status(submission) not in ("queued", "running"), "a verdict", 120)
     assert submission.status == "error"
     assert "cannot be graded right now" in submission.message
+
+
+def _set_read_only(on: bool) -> None:
+    # New sessions (the worker's, which start after this) see it; this test's own does not.
+    name = connection.settings_dict["NAME"]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f'ALTER DATABASE "{name}" SET default_transaction_read_only = {"on" if on else "off"}'
+        )
+
+
+def test_a_read_only_database_delays_grading_but_loses_nothing(user, exercise, worker):
+    submission = submission_create(user=user, question=exercise.question, code=RIGHT)
+    _set_read_only(True)
+    try:
+        worker()
+        # The task cannot mark the row running: it retries with backoff instead of dropping it.
+        time.sleep(8)
+        assert status(submission) == "queued"
+    finally:
+        _set_read_only(False)
+    back = time.monotonic()
+    wait_for(lambda: status(submission) not in ("queued", "running"), "a verdict", 120)
+    print(f"database read-only for 8 s: verdict {time.monotonic() - back:.1f} s after it was back")
+    assert submission.status == "passed" and submission.tries == 1
