@@ -10,7 +10,7 @@ GRADER_VENV := .venv-grader
 MANAGE := $(VENV)/bin/python manage.py
 HOST ?= 127.0.0.1:8000
 
-.PHONY: setup run test lint verify-bank bench clean
+.PHONY: setup run test lint verify-bank verify-gpu bench clean
 
 setup: $(VENV)/.installed $(GRADER_VENV)/.installed
 
@@ -46,6 +46,14 @@ verify-bank: setup
 	$(MANAGE) migrate --noinput
 	$(MANAGE) load_bank
 	$(MANAGE) verify_bank
+
+# On a machine with a CUDA device (and a CUDA build of torch in the grader's venv): grade the
+# GPU-queue exercises and run the answers' `python cuda` blocks through the GPU queue's single-use
+# slots, nothing skipped. Exits non-zero, saying so, where no CUDA device is present.
+verify-gpu: setup
+	$(MANAGE) migrate --noinput
+	$(MANAGE) load_bank
+	GRADER_GPU_DEVICES=auto $(MANAGE) verify_gpu
 
 clean:
 	rm -rf $(VENV) $(GRADER_VENV) db.sqlite3

@@ -4,8 +4,9 @@ A pool holds one zygote per slot, each a fresh grader interpreter (exec, never a
 caller, so no Django state, settings or open sockets are inherited) started with an empty
 environment, no inherited file descriptors and a session of its own. Requests are JSON lines on its
 stdin, answers JSON lines on its stdout. A zygote that dies, or does not answer in time, is killed
-with its whole process group and replaced on next use, and that job's result is an error: a call
-never hangs.
+with its whole process group and replaced, and the job is tried once more on the fresh zygote; if
+that fails too, the result is an error marked ``grader_failed`` (the grader's fault, never the
+learner's verdict). A call never hangs.
 """
 
 from __future__ import annotations
@@ -44,6 +45,23 @@ class _SlotFailed(Exception):
     pass
 
 
+class _InfrastructureFailure(Exception):
+    """A slot failed for reasons of its own (not the job's result): try a fresh zygote."""
+
+
+# A job whose zygote fails is tried this many times in all, each on a fresh zygote.
+INFRASTRUCTURE_ATTEMPTS = 2
+GRADER_FAILED = (
+    "The grader failed while grading this (its sandbox stopped unexpectedly twice); this is a "
+    "problem on our side, not in your code, and it does not count as an attempt."
+)
+
+
+def grader_failed_result(seconds: float = 0.0) -> dict[str, Any]:
+    """The result of a job the grader itself could not run: never the learner's verdict."""
+    return {**error_result(GRADER_FAILED, seconds), "grader_failed": True}
+
+
 def error_result(message: str, seconds: float = 0.0) -> dict[str, Any]:
     return {
         "status": "error",
@@ -64,6 +82,7 @@ class _Slot:
         self._buffer = b""
         self._log: IO[bytes] | None = None
         self.layers: dict[str, bool] = {}
+        self.cuda = False  # whether its runs use a CUDA device (from the zygote's hello)
 
     @property
     def alive(self) -> bool:
@@ -95,6 +114,7 @@ class _Slot:
             self.kill()
             raise SandboxError(f"the grader did not start: {hello}")
         self.layers = dict(hello.get("layers", {}))
+        self.cuda = bool(hello.get("cuda"))
         return hello
 
     def request(self, message: Mapping[str, Any], timeout: float) -> dict[str, Any]:
@@ -168,7 +188,8 @@ class SandboxPool:
     ``kind="cpu"``: each slot is a zygote that forks a warm, isolated child per run (~tens of ms).
     ``kind="gpu"``: each run is a fresh single-use interpreter (CUDA cannot survive a fork); with
     ``prespawn`` one is kept started ahead of the next job. Without a GPU it runs on the CPU and
-    skips checks that need CUDA.
+    skips checks that need CUDA. ``devices="none"`` is a fake, empty device list: the same on a
+    machine that has a GPU, so CI exercises everything of the GPU path but CUDA itself.
     """
 
     def __init__(
@@ -180,14 +201,18 @@ class SandboxPool:
         prespawn: bool = True,
         start_timeout: float = 180.0,
         grace: float | None = None,
+        devices: Literal["auto", "none"] = "auto",
     ) -> None:
         if kind not in ("cpu", "gpu") or slots < 1:
             raise ValueError("kind must be 'cpu' or 'gpu', and slots at least 1")
+        if devices not in ("auto", "none"):
+            raise ValueError("devices must be 'auto' or 'none'")
         self.kind = kind
         self.start_timeout = start_timeout
         # How long past the job's own limits to wait before declaring a zygote wedged.
         self.grace = _GRACE[kind] if grace is None else grace
         command = [os.fspath(python), "-E", "-s", "-m", "grader.zygote", "--kind", kind]
+        command += ["--devices", devices]
         if not prespawn:
             command.append("--no-prespawn")
         self._slots = [_Slot(command) for _ in range(slots)]
@@ -209,6 +234,11 @@ class SandboxPool:
             self._idle.put(slot)
 
     @property
+    def cuda(self) -> bool:
+        """Whether this pool's runs use a CUDA device (a GPU pool on a machine with one)."""
+        return all(slot.cuda for slot in self._slots)
+
+    @property
     def layers(self) -> dict[str, bool]:
         """Health of the optional isolation layers: a layer is True only if every slot has it."""
         names = {name for slot in self._slots for name in slot.layers}
@@ -227,37 +257,52 @@ class SandboxPool:
         return self._call(request, time_limit + self.grace)
 
     def _call(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Send ``request`` to an idle slot. A slot that fails (its zygote died, stopped
+        answering, or could not start) is an infrastructure failure, never the submission's:
+        the request is tried once more on a fresh zygote, and if that fails too the result is an
+        error marked ``grader_failed`` (callers must not score it). A submission's own crash is
+        reported by a healthy zygote as an ordinary result and is never retried."""
         if self._closed:
             raise RuntimeError("the sandbox pool is closed")
         started = time.monotonic()
-        slot = self._idle.get()
+        failure = ""
+        for _attempt in range(INFRASTRUCTURE_ATTEMPTS):
+            slot = self._idle.get()
+            try:
+                response = self._call_slot(slot, request, timeout)
+            except _InfrastructureFailure as exc:
+                failure = str(exc)
+                continue
+            finally:
+                self._idle.put(slot)
+            if isinstance(response.get("layers"), dict):
+                slot.layers = dict(response["layers"])
+            if "invalid" in response:
+                raise ValueError(response["invalid"])
+            return text.clean_all(response["result"])
+        logger.error("grader failed %d times; giving up: %s", INFRASTRUCTURE_ATTEMPTS, failure)
+        return grader_failed_result(time.monotonic() - started)
+
+    def _call_slot(self, slot: _Slot, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """One attempt on ``slot`` (restarted first if its zygote is gone). Raises
+        _InfrastructureFailure, with the slot killed so the next use starts a fresh zygote."""
+        if self._closed:
+            raise RuntimeError("the sandbox pool is closed")
         try:
-            if self._closed:
-                raise RuntimeError("the sandbox pool is closed")
             if not slot.alive:
                 if slot.process is not None:
                     logger.warning("grader zygote exited; restarting it\n%s", slot.log_tail())
                 slot.kill()
                 slot.start()
                 slot.wait_ready(self.start_timeout)
-            response = slot.request(request, timeout)
+            return slot.request(request, timeout)
         except (_SlotFailed, OSError, ValueError) as failure:
             logger.error("grader slot failed (%s); restarting it\n%s", failure, slot.log_tail())
             slot.kill()
-            return error_result(
-                "The grader stopped unexpectedly and was restarted; your code was not graded.",
-                time.monotonic() - started,
-            )
+            raise _InfrastructureFailure(str(failure)) from None
         except SandboxError as failure:
             logger.error("%s", failure)
-            return error_result("The grader could not start; your code was not graded.")
-        finally:
-            self._idle.put(slot)
-        if isinstance(response.get("layers"), dict):
-            slot.layers = dict(response["layers"])
-        if "invalid" in response:
-            raise ValueError(response["invalid"])
-        return text.clean_all(response["result"])
+            raise _InfrastructureFailure(str(failure)) from None
 
     def close(self) -> None:
         """Stop every zygote, after the jobs in flight have their verdicts."""

@@ -45,6 +45,12 @@ def exec_argv(package_root: str) -> list[str]:
 _EXEC_ENV = {"LANG": "C.UTF-8", "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
+def hide_cuda() -> None:
+    """Single-use processes see no CUDA device (the fake, empty device list). Call before
+    ForkServer.start: the fork server is a fork of the caller and keeps this environment."""
+    _EXEC_ENV["CUDA_VISIBLE_DEVICES"] = ""
+
+
 @dataclass
 class Exit:
     """How a sandboxed process ended."""

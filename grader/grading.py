@@ -29,10 +29,18 @@ class Grader:
     """Grades jobs and runs snippets for one zygote, one at a time."""
 
     def __init__(
-        self, supervisor: Supervisor, *, kind: str, root: MountPoint, prespawn: bool
+        self,
+        supervisor: Supervisor,
+        *,
+        kind: str,
+        root: MountPoint,
+        prespawn: bool,
+        devices: str = "auto",
     ) -> None:
         self.supervisor = supervisor
         self.kind = kind
+        # "none": the fake (empty) device list, GPU slots on the CPU with CUDA checks skipped.
+        self.gpu = kind == "gpu" and devices != "none"
         self.root = root
         self.prespawn = prespawn and kind == "gpu"
         self._cache: OrderedDict[str, verdict.Reference] = OrderedDict()
@@ -52,14 +60,17 @@ class Grader:
         if rejection:
             return verdict.result("rejected", rejection, seconds=time.monotonic() - started)
         reference = self._reference(job)
-        if isinstance(reference, str):
-            return verdict.result("error", reference, seconds=time.monotonic() - started)
+        if isinstance(reference, str):  # not the learner's doing: never their verdict
+            failed = verdict.result("error", reference, seconds=time.monotonic() - started)
+            return {**failed, "grader_failed": True}
         if all(reference.skipped):
             message = "Every check of this exercise needs CUDA, which this grader does not have."
             skipped = len(reference.skipped)
             return verdict.result("error", message, skipped=skipped)
-        outcome = self._run(_grade_payload(job["code"], job, self.kind), job)
+        outcome = self._run(_grade_payload(job["code"], job, self.gpu), job)
         result = verdict.grade(job, reference, outcome, time.monotonic() - started)
+        if not _isolated(outcome):  # the sandbox did not start: nothing of the code ran
+            result["grader_failed"] = True
         result["diagnosis"] = None
         result["reference_ms"] = round(reference.seconds * 1000)
         if result["status"] == "failed" and job["wrong"]:
@@ -115,7 +126,7 @@ class Grader:
     def _wrong_steps(self, job: dict[str, Any], code: str) -> list[report.Step]:
         """A wrong solution's per-check results, run once per zygote and cached like the
         reference's."""
-        payload = _grade_payload(code, job, self.kind)
+        payload = _grade_payload(code, job, self.gpu)
         key = "wrong:" + hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
         cached = self._wrong_cache.get(key)
         if cached is not None:
@@ -137,7 +148,7 @@ class Grader:
 
     def _reference(self, job: dict[str, Any]) -> verdict.Reference | str:
         """The reference's outputs, or a sentence saying how the reference failed."""
-        payload = _grade_payload(job["reference"], job, self.kind)
+        payload = _grade_payload(job["reference"], job, self.gpu)
         key = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
         if key in self._cache:
             self._cache.move_to_end(key)
@@ -187,16 +198,21 @@ class Grader:
             "time_limit": limits["time_limit"],
             "memory_mb": memory_mb,
             "address_space": self.kind == "cpu",
-            "gpu_devices": self.kind == "gpu",
+            "gpu_devices": self.gpu,
             "cgroup_memory": run.cgroup.memory if run.cgroup else None,
         }
         outcome = self.supervisor.execute(
             run, payload, limits["time_limit"], wait_ready=mode == "exec"
         )
-        if not any(frame.get("kind") == "isolated" for frame in outcome.frames[:2]):
+        if not _isolated(outcome):
             # Nothing of the job ran; what the process printed is the grader's own failure.
             print(f"sandbox setup failed:\n{outcome.output}", file=sys.stderr, flush=True)
         return outcome
+
+
+def _isolated(outcome: Outcome) -> bool:
+    """Whether the sandbox reported itself isolated (before any submitted code could run)."""
+    return any(frame.get("kind") == "isolated" for frame in outcome.frames[:2])
 
 
 def _step(steps: list[report.Step], index: int) -> report.Step:
@@ -218,12 +234,12 @@ def _same(check: dict[str, Any], a: report.Step, b: report.Step) -> bool:
     )
 
 
-def _grade_payload(code: str, job: dict[str, Any], kind: str) -> dict[str, Any]:
+def _grade_payload(code: str, job: dict[str, Any], gpu: bool) -> dict[str, Any]:
     checks = [
         {"code": c["code"], "compare": c["compare"], "requires": c["requires"]}
         for c in job["checks"]
     ]
-    return {"mode": "grade", "code": code, "checks": checks, "cuda": kind == "gpu"}
+    return {"mode": "grade", "code": code, "checks": checks, "cuda": gpu}
 
 
 def _rejection(code: str, rules: list[str]) -> str | None:

@@ -67,6 +67,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--kind", choices=("cpu", "gpu"), default="cpu")
     parser.add_argument("--no-prespawn", action="store_true")
+    # The GPU slots' device list: "auto" uses CUDA where torch finds it; "none" is the fake, empty
+    # list, so the single-use lifecycle runs on the CPU and checks that need CUDA are skipped.
+    parser.add_argument("--devices", choices=("auto", "none"), default="auto")
     args = parser.parse_args(argv)
 
     requests, responses = _protocol_streams()
@@ -75,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
     _warm_torch(args.kind)
     # Imported after torch is warm; everything a child needs must be imported before the fork.
     from grader import grading, isolate, runner, seccomp, verdict  # noqa: F401
-    from grader.forkserver import ForkServer
+    from grader.forkserver import ForkServer, hide_cuda
     from grader.supervise import Supervisor, SupervisorError
 
     isolate.mount_plan()
@@ -83,18 +86,22 @@ def main(argv: list[str] | None = None) -> None:
     root = MountPoint()
     root.ensure()
     cgroups = Cgroups()
+    if args.devices == "none":
+        hide_cuda()
     server = ForkServer.start(inits)
     grader = grading.Grader(
         Supervisor(server, cgroups, PACKAGE_ROOT),
         kind=args.kind,
         root=root,
         prespawn=not args.no_prespawn,
+        devices=args.devices,
     )
 
     def layers() -> dict[str, bool]:
         return {"cgroups": cgroups.active, "cpu": cgroups.cpu_active, "root": root.healthy}
 
-    _send(responses, {"ready": True, "pid": os.getpid(), "layers": layers()})
+    hello = {"ready": True, "pid": os.getpid(), "layers": layers(), "cuda": grader.gpu}
+    _send(responses, hello)
     try:
         for line in requests:
             try:
@@ -106,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
             except Exception:  # a bug here must not take the slot down with a wrong verdict
                 traceback.print_exc()
                 message = "The grader failed internally; this is not a problem with your code."
-                response = {"result": verdict.result("error", message)}
+                response = {"result": {**verdict.result("error", message), "grader_failed": True}}
             response = text.clean_all(response)  # sandbox text: no lone surrogate, no NUL
             response["layers"] = layers()
             _send(responses, response)

@@ -3,13 +3,17 @@ and the job an exercise makes. Submitted code only ever runs inside the pool's s
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
 from django.conf import settings
 
-from grader import SandboxPool
+from grader import SandboxError, SandboxPool
+from grader.client import grader_failed_result
 from quizbank.models import Exercise
+
+log = logging.getLogger(__name__)
 
 _pools: dict[str, SandboxPool] = {}
 _lock = threading.Lock()
@@ -21,7 +25,10 @@ def sandbox_pool(kind: str = "cpu") -> SandboxPool:
         if pool is None:
             slots = settings.GRADER_SLOTS if kind == "cpu" else 1
             pool = SandboxPool(
-                python=settings.GRADER_PYTHON, slots=slots, kind="gpu" if kind == "gpu" else "cpu"
+                python=settings.GRADER_PYTHON,
+                slots=slots,
+                kind="gpu" if kind == "gpu" else "cpu",
+                devices="none" if settings.GRADER_GPU_DEVICES == "none" else "auto",
             )
             _pools[kind] = pool
         return pool
@@ -50,7 +57,16 @@ def exercise_job(exercise: Exercise, code: str, *, examples: bool = False) -> di
 
 
 def grade(exercise: Exercise, code: str, *, examples: bool = False) -> dict[str, Any]:
-    result = sandbox_pool(exercise.queue).grade(exercise_job(exercise, code, examples=examples))
+    """The verdict, or a result marked ``grader_failed`` when the sandbox itself cannot run (its
+    pool does not start, or its zygotes keep failing: see grader/client.py), which the caller must
+    never score against the learner."""
+    job = exercise_job(exercise, code, examples=examples)
+    try:
+        pool = sandbox_pool(exercise.queue)
+    except (SandboxError, OSError) as exc:
+        log.error("the grader's sandbox pool did not start: %s", exc)
+        return grader_failed_result()
+    result = pool.grade(job)
     reference_ms = result.get("reference_ms")
     # Only a run of every check measures the reference that a submission's limit is fitted to.
     if not examples and isinstance(reference_ms, int) and reference_ms > 0 and exercise.pk:

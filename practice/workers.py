@@ -1,63 +1,100 @@
 """Which grading queues have a worker online.
 
-A GPU worker announces itself with a Redis key that expires unless refreshed, so a crashed or
-unplugged worker disappears within GPU_HEARTBEAT_TTL seconds without anyone cleaning up."""
+A worker announces itself, once per grading queue it consumes (`cpu`, `gpu`), with a Redis key
+that expires unless refreshed, so a crashed or unplugged worker disappears within
+WORKER_HEARTBEAT_TTL seconds without anyone cleaning up. The page and the sweep use this to tell a
+learner that nobody is there to grade their submission yet, for both queues alike."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 
 from celery.signals import worker_ready, worker_shutdown
 from django.core.cache import cache
 
-GPU_HEARTBEAT_KEY = "grader:gpu-worker:{}"
-GPU_HEARTBEAT_INDEX = "grader:gpu-workers"
-GPU_HEARTBEAT_TTL = 30
+GRADING_QUEUES = ("cpu", "gpu")
+WORKER_HEARTBEAT_KEY = "grader:worker:{queue}:{name}"
+WORKER_HEARTBEAT_INDEX = "grader:workers:{queue}"
+WORKER_HEARTBEAT_TTL = 30
 
 _stop = threading.Event()
-_worker_name: str | None = None  # set once this process announces itself as a GPU worker
+_announced: list[tuple[str, str]] = []  # (queue, name) this process announces
 
 
+def worker_online(queue: str) -> bool:
+    names = cache.get(WORKER_HEARTBEAT_INDEX.format(queue=queue)) or []
+    return any(cache.get(WORKER_HEARTBEAT_KEY.format(queue=queue, name=n)) for n in names)
+
+
+def worker_announce(*, queue: str, name: str) -> None:
+    cache.set(WORKER_HEARTBEAT_KEY.format(queue=queue, name=name), True, WORKER_HEARTBEAT_TTL)
+    index = WORKER_HEARTBEAT_INDEX.format(queue=queue)
+    names = set(cache.get(index) or [])
+    if name not in names:
+        cache.set(index, sorted(names | {name}), None)
+
+
+def worker_withdraw(*, queue: str, name: str) -> None:
+    cache.delete(WORKER_HEARTBEAT_KEY.format(queue=queue, name=name))
+
+
+# The GPU queue's names, kept for the callers that only care about it.
 def gpu_worker_online() -> bool:
-    names = cache.get(GPU_HEARTBEAT_INDEX) or []
-    return any(cache.get(GPU_HEARTBEAT_KEY.format(name)) for name in names)
+    return worker_online("gpu")
 
 
 def announce_gpu_worker(name: str) -> None:
-    cache.set(GPU_HEARTBEAT_KEY.format(name), True, GPU_HEARTBEAT_TTL)
-    names = set(cache.get(GPU_HEARTBEAT_INDEX) or [])
-    if name not in names:
-        cache.set(GPU_HEARTBEAT_INDEX, sorted(names | {name}), None)
+    worker_announce(queue="gpu", name=name)
 
 
 def withdraw_gpu_worker(name: str) -> None:
-    cache.delete(GPU_HEARTBEAT_KEY.format(name))
+    worker_withdraw(queue="gpu", name=name)
 
 
-def _consumes_gpu_queue(consumer) -> bool:
+def _grading_queues(consumer) -> list[str]:
     queues = getattr(getattr(consumer, "task_consumer", None), "queues", None) or []
-    return any(q.name == "gpu" for q in queues)
+    return [q.name for q in queues if q.name in GRADING_QUEUES]
 
 
 @worker_ready.connect
 def _start_heartbeat(sender=None, **kwargs):
-    if not _consumes_gpu_queue(sender):
+    queues = _grading_queues(sender)
+    if not queues:
         return
     name = getattr(sender, "hostname", None) or socket.gethostname()
+    _announced.extend((queue, name) for queue in queues)
+
+    def announce_all() -> None:
+        for queue, announced in _announced:
+            # Redis away for a moment: the next beat announces again.
+            with contextlib.suppress(Exception):
+                worker_announce(queue=queue, name=announced)
 
     def beat() -> None:
-        while not _stop.wait(GPU_HEARTBEAT_TTL / 3):
-            announce_gpu_worker(name)
+        while not _stop.wait(WORKER_HEARTBEAT_TTL / 3):
+            announce_all()
 
-    global _worker_name
-    _worker_name = name
-    announce_gpu_worker(name)
-    threading.Thread(target=beat, name="gpu-heartbeat", daemon=True).start()
+    announce_all()
+    threading.Thread(target=beat, name="worker-heartbeat", daemon=True).start()
+    threading.Thread(target=_warm_pools, args=(queues,), name="warm-grader", daemon=True).start()
+
+
+def _warm_pools(queues: list[str]) -> None:
+    """Start the sandbox pools now rather than on the first job, so the first verdict after a
+    worker (re)starts does not wait for zygotes to import torch. A failure here is the first
+    job's to report (as the grader's fault)."""
+    from . import grader_client
+
+    for queue in queues:
+        with contextlib.suppress(Exception):
+            grader_client.sandbox_pool(queue)
 
 
 @worker_shutdown.connect
 def _stop_heartbeat(**kwargs):
     _stop.set()
-    if _worker_name:
-        withdraw_gpu_worker(_worker_name)
+    for queue, name in _announced:
+        with contextlib.suppress(Exception):  # shutting down; the key expires on its own
+            worker_withdraw(queue=queue, name=name)

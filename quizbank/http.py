@@ -6,12 +6,18 @@ carrying one are answered 400 here, before any view runs."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from urllib.parse import unquote_to_bytes
 
+import django.db
+import kombu.exceptions
+import redis.exceptions
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import Resolver404, resolve
+
+logger = logging.getLogger(__name__)
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 
@@ -73,3 +79,47 @@ def _parent_page(path: str) -> str:
     except Resolver404:
         return ""
     return parent
+
+
+# What an outage of PostgreSQL or Redis (the broker and the cache) raises while a view runs.
+SERVICE_ERRORS: tuple[type[BaseException], ...] = (
+    django.db.OperationalError,
+    django.db.InterfaceError,
+    kombu.exceptions.OperationalError,
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+)
+RETRY_AFTER_SECONDS = 30
+UNAVAILABLE = (
+    "The site cannot reach its database or grading queue right now. Nothing was lost on our side; "
+    "please try again in a minute."
+)
+
+
+def service_unavailable(request: HttpRequest, message: str = UNAVAILABLE) -> HttpResponse:
+    """503 with Retry-After: JSON under /api/, plain text elsewhere."""
+    response: HttpResponse
+    if request.path.startswith("/api/"):
+        response = JsonResponse({"detail": message}, status=503)
+    else:
+        response = HttpResponse(message, status=503, content_type="text/plain; charset=utf-8")
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
+class ServiceUnavailableMiddleware:
+    """A database or Redis outage is a 503 the client can retry, never an HTML 500.
+
+    DRF hands exceptions it does not know back to Django, so this covers the API too."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, SERVICE_ERRORS):
+            logger.error("service unavailable on %s: %r", request.path, exception)
+            return service_unavailable(request)
+        return None

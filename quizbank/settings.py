@@ -79,6 +79,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "quizbank.http.MethodNotAllowedPageMiddleware",
+    # Last, so it sees what views raise: a database or Redis outage answers 503 with Retry-After.
+    "quizbank.http.ServiceUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "quizbank.urls"
@@ -211,8 +213,28 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
+# Publishing to a broker that is down fails within about a second (a 503 to the submitter),
+# instead of Celery's default retries.
+GRADER_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.25,
+    "interval_max": 0.5,
+}
+CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2, "socket_timeout": 10}
+# The sweep runs on a queue of its own, served by the beat container's small worker (compose's
+# `sweeper`), so a grading backlog or a missing grading worker cannot delay it. Every few seconds:
+# it is a few indexed queries, and it is what bounds how long a lost message or a dead worker
+# delays a verdict (README, "Grading").
+SWEEP_INTERVAL = float(os.environ.get("SWEEP_INTERVAL", "3"))
+CELERY_TASK_ROUTES = {"submissions.sweep": {"queue": "sweep"}}
 CELERY_BEAT_SCHEDULE = {
-    "sweep-stuck-submissions": {"task": "submissions.sweep", "schedule": 30.0},
+    "sweep-stuck-submissions": {
+        "task": "submissions.sweep",
+        "schedule": SWEEP_INTERVAL,
+        # A sweep that could not run in time is dropped, not stacked behind the next one.
+        "options": {"queue": "sweep", "expires": SWEEP_INTERVAL},
+    },
 }
 
 # The grader's interpreter: a separate virtual environment with torch and nothing of Django.
@@ -225,10 +247,18 @@ CELERY_WORKER_CONCURRENCY = GRADER_SLOTS
 # How many submissions of one learner may be in the broker or in a slot at once, per queue; the
 # rest wait in the database (practice/services/dispatch.py). 0: no cap.
 GRADER_USER_IN_FLIGHT = int(os.environ.get("GRADER_USER_IN_FLIGHT", "1"))
+# The GPU queue's device list: "auto" uses CUDA where the grader's torch finds a device; "none" is
+# the fake, empty list (single-use slots on the CPU, `requires: cuda` checks skipped and counted),
+# which CI uses to exercise the GPU path without a GPU (grader/README.md, "The GPU queue").
+GRADER_GPU_DEVICES = os.environ.get("GRADER_GPU_DEVICES", "auto")
+if GRADER_GPU_DEVICES not in ("auto", "none"):
+    raise ImproperlyConfigured("GRADER_GPU_DEVICES must be 'auto' or 'none'")
 # Seconds a submission may wait in a queue, or run past its time limit, before the sweep steps in.
 GRADER_QUEUE_DEADLINE = int(os.environ.get("GRADER_QUEUE_DEADLINE", "120"))
 GRADER_GPU_QUEUE_DEADLINE = int(os.environ.get("GRADER_GPU_QUEUE_DEADLINE", "600"))
-GRADER_RUNNING_MARGIN = int(os.environ.get("GRADER_RUNNING_MARGIN", "60"))
+# A running submission's lease: its worker renews it every third of this; when the worker dies the
+# sweep re-sends the submission once the lease has run out.
+GRADER_LEASE_SECONDS = float(os.environ.get("GRADER_LEASE_SECONDS", "6"))
 SUBMISSION_RATE = os.environ.get("SUBMISSION_RATE", "20/min")
 
 REST_FRAMEWORK = {

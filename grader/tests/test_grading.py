@@ -348,6 +348,7 @@ def test_a_broken_reference_is_reported_as_a_bug_in_the_exercise(pool):
         "The exercise's reference solution failed, a bug in the exercise: "
         "check 'c' raised ZeroDivisionError: division by zero (line 2 of the reference)"
     )
+    assert result["grader_failed"] is True  # never the learner's verdict
 
 
 def test_a_malformed_job_is_the_callers_error(pool):

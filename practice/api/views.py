@@ -19,6 +19,7 @@ from quizbank.api.serializers import (
     QuickCheckResultSerializer,
 )
 from quizbank.api.views import QuestionViewSet
+from quizbank.http import service_unavailable
 from quizbank.models import Question, QuickCheck
 
 from .. import selectors
@@ -91,6 +92,10 @@ class SubmissionViewSet(
             )
         except DjangoValidationError as exc:
             raise ValidationError(exc.message_dict) from exc
+        except submissions.GradingUnavailable:
+            return service_unavailable(
+                request, "The grading queue is unavailable; nothing was stored. Retry later."
+            )
         # Without a broker the verdict is already there; with one this is the queued row.
         submission.refresh_from_db()
         return Response(SubmissionSerializer(submission).data, status=status.HTTP_201_CREATED)

@@ -407,13 +407,11 @@ def progress_summary(*, user: Visitor) -> dict[str, Any]:
     }
 
 
-def gpu_queue_state() -> dict[str, bool]:
-    """What an exercise page says about the GPU queue: whether a GPU worker is online, and
-    whether this site grades in-process instead (no broker, the development default)."""
-    return {
-        "online": workers.gpu_worker_online(),
-        "in_process": bool(settings.CELERY_TASK_ALWAYS_EAGER),
-    }
+def queue_state(queue: str) -> dict[str, bool]:
+    """What an exercise page says about its grading queue: whether a worker serves it, and whether
+    this site grades in-process instead (no broker, the development default)."""
+    in_process = bool(settings.CELERY_TASK_ALWAYS_EAGER)
+    return {"online": in_process or workers.worker_online(queue), "in_process": in_process}
 
 
 def streak_current(*, user: Visitor) -> int:

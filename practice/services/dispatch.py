@@ -44,7 +44,7 @@ def _cap() -> int:
 def _enqueue(submission_id: int, queue: str) -> None:
     from . import submissions  # one way to send a submission to the broker, not two
 
-    submissions._enqueue(submission_id, queue)
+    submissions._enqueue_or_leave_to_sweep(submission_id, queue)
 
 
 def _lock_user(user_id: int) -> None:
@@ -56,24 +56,23 @@ def _in_flight(*, user_id: int, queue: str) -> int:
     return Submission.objects.unfinished().filter(user_id=user_id, queue=queue, held=False).count()
 
 
-def submission_dispatch(*, submission: Submission) -> None:
-    """Enqueue a stored, queued submission once its row is committed, or hold it while its
-    learner has `GRADER_USER_IN_FLIGHT` others in flight on the same queue."""
+def submission_hold(*, submission: Submission) -> bool:
+    """Hold a stored, queued submission while its learner has `GRADER_USER_IN_FLIGHT` others in
+    flight on the same queue. False: the caller sends it now."""
     cap = _cap()
     if cap <= 0:
-        transaction.on_commit(functools.partial(_enqueue, submission.pk, submission.queue))
-        return
+        return False
     with transaction.atomic():
         _lock_user(submission.user_id)
         others = _in_flight(user_id=submission.user_id, queue=submission.queue) - 1
         if others < cap:
-            transaction.on_commit(functools.partial(_enqueue, submission.pk, submission.queue))
-            return
+            return False
         submission.held = True
         # Kept after ours: "no GPU worker is online" still applies to a held GPU submission.
         submission.message = " ".join(filter(None, [held_message(cap), submission.message]))
         submission.deadline_at = None  # the sweep releases it; it re-enqueues only what is sent
         submission.save(update_fields=["held", "message", "deadline_at"])
+    return True
 
 
 def user_release_held(*, user_id: int, queue: str) -> int:

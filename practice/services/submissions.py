@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import functools
+import json
 import logging
-from datetime import timedelta
+import threading
+from collections.abc import Iterator
+from datetime import datetime, timedelta
 from typing import Any
 
+import kombu.exceptions
+import redis
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import DatabaseError, transaction
+from django.db import connection as db_connection
 from django.utils import timezone
 
 from accounts.models import User
@@ -24,9 +32,22 @@ from . import dispatch, learning
 
 log = logging.getLogger(__name__)
 
-NO_GPU_WORKER = (
-    "No GPU worker is online: this submission waits in the GPU queue and is graded as soon as one "
-    "connects."
+# What a broker or cache outage raises (Redis serves both): the caller answers 503, not 500.
+BROKER_ERRORS = (kombu.exceptions.OperationalError, redis.exceptions.ConnectionError, OSError)
+CACHE_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+
+NO_WORKER = {
+    queue: (
+        f"No {queue.upper()} worker is online: this submission waits in the {queue.upper()} queue "
+        "and is graded as soon as one connects."
+    )
+    for queue in ("cpu", "gpu")
+}
+NO_GPU_WORKER = NO_WORKER["gpu"]
+GRADER_FAILED = (
+    "The grader failed while grading this submission; this is a problem on our side, not in your "
+    "code, and it does not count as an attempt. Your code was kept; please submit again. "
+    "(Reason: {reason})"
 )
 GRADED_ON_CPU = (
     "Graded on the CPU because this site has no GPU worker; GPU-only checks were skipped."
@@ -58,31 +79,98 @@ def submission_create(
     _mark_queued(submission, now=timezone.now())
     submission.full_clean()
     submission.save()
-    dispatch.submission_dispatch(submission=submission)  # enqueued on commit, or held (fairness)
+    if dispatch.submission_hold(submission=submission):
+        return submission  # it waits for the learner's earlier submission (fairness)
+    if transaction.get_connection().in_atomic_block:
+        # The row commits later, with the caller's transaction; if the broker is away then, the
+        # row stays queued and the sweep sends it once the broker is back.
+        transaction.on_commit(lambda: _enqueue_or_leave_to_sweep(submission.pk, submission.queue))
+        return submission
+    if settings.CELERY_TASK_ALWAYS_EAGER:  # graded here and now: no broker to lose
+        _enqueue(submission.pk, submission.queue)
+        return submission
+    try:
+        _enqueue(submission.pk, submission.queue)
+    except BROKER_ERRORS as exc:
+        # Nothing will grade it: take it back and tell the caller to retry (a 503), rather than
+        # accept a submission that waits for a broker nobody knows is down.
+        submission.delete()
+        raise GradingUnavailable("the grading queue (broker) is unavailable") from exc
     return submission
+
+
+class GradingUnavailable(Exception):
+    """The broker cannot take the submission right now; nothing was stored."""
 
 
 def _mark_queued(submission: Submission, *, now: Any) -> None:
     submission.status = Submission.Status.QUEUED
-    if submission.queue == Submission.Queue.GPU and not settings.CELERY_TASK_ALWAYS_EAGER:
-        waiting = not workers.gpu_worker_online()
-        submission.message = NO_GPU_WORKER if waiting else ""
-        submission.deadline_at = now + timedelta(seconds=settings.GRADER_GPU_QUEUE_DEADLINE)
-    else:
-        submission.message = ""
-        submission.deadline_at = now + timedelta(seconds=settings.GRADER_QUEUE_DEADLINE)
+    submission.message = ""
+    if not settings.CELERY_TASK_ALWAYS_EAGER and not _worker_online(submission.queue):
+        submission.message = NO_WORKER[submission.queue]
+    deadline = (
+        settings.GRADER_GPU_QUEUE_DEADLINE
+        if submission.queue == Submission.Queue.GPU
+        else settings.GRADER_QUEUE_DEADLINE
+    )
+    submission.deadline_at = now + timedelta(seconds=deadline)
+
+
+def _worker_online(queue: str) -> bool:
+    try:
+        return workers.worker_online(queue)
+    except CACHE_ERRORS:  # cannot tell: say nothing rather than fail the submission
+        return True
 
 
 def _enqueue(submission_id: int, queue: str) -> None:
     from ..tasks import grade_submission
 
-    grade_submission.apply_async(args=[submission_id], queue=queue)
+    grade_submission.apply_async(
+        args=[submission_id], queue=queue, retry_policy=settings.GRADER_PUBLISH_RETRY_POLICY
+    )
+
+
+def _enqueue_or_leave_to_sweep(submission_id: int, queue: str) -> None:
+    try:
+        _enqueue(submission_id, queue)
+    except BROKER_ERRORS:
+        # Committed but not sent: due now, so the first sweep after the broker returns sends it.
+        log.warning("broker unavailable; submission %s left to the sweep", submission_id)
+        Submission.objects.filter(pk=submission_id, status=Submission.Status.QUEUED).update(
+            deadline_at=timezone.now()
+        )
 
 
 def submission_grade(*, submission_id: int, worker: str) -> Submission | None:
     """Grade one submission in the sandbox and store its verdict.
 
-    Safe to call again for a submission (a redelivered task): a finished one is left as is."""
+    Safe to call again for a submission (a redelivered task, a sweep's re-send): a finished one is
+    left as is, one that another worker is grading under a live lease is left to it, and of two
+    runs that both finish, only the first stores (and scores) its verdict."""
+    submission, ours = _grading_start(submission_id=submission_id, worker=worker)
+    if submission is None or not ours:
+        return submission
+    exercise = submission.question.exercise
+    examples = submission.mode == Submission.Mode.EXAMPLES
+    with _lease(submission_id=submission.pk, tries=submission.tries):
+        verdict, learners_fault = _grade_in_sandbox(submission, exercise, examples=examples)
+    with transaction.atomic():
+        current = (
+            Submission.objects.select_for_update(of=("self",)).filter(pk=submission.pk).first()
+        )
+        if current is None or current.finished:
+            return current  # another run of the same code finished first; it was scored once
+        _store_verdict(current, exercise, verdict)
+        if learners_fault and not examples:  # the grader's own failure is never scored
+            learning.verdict_record(submission=current)
+    dispatch.user_release_held(user_id=current.user_id, queue=current.queue)
+    return current
+
+
+def _grading_start(*, submission_id: int, worker: str) -> tuple[Submission | None, bool]:
+    """Mark the row running under this worker's lease; (row, False) when it is not ours."""
+    now = timezone.now()
     with transaction.atomic():
         submission = (
             Submission.objects.select_for_update(of=("self",))
@@ -91,34 +179,80 @@ def submission_grade(*, submission_id: int, worker: str) -> Submission | None:
             .first()
         )
         if submission is None or submission.finished:
-            return submission
-        exercise = submission.question.exercise
+            return submission, False
+        leased = submission.deadline_at is not None and submission.deadline_at > now
+        if submission.status == Submission.Status.RUNNING and leased:
+            return submission, False  # a live worker is grading it
         submission.status = Submission.Status.RUNNING
         submission.tries += 1
         submission.worker = worker[:200]
-        submission.started_at = timezone.now()
-        margin = settings.GRADER_RUNNING_MARGIN
-        submission.deadline_at = submission.started_at + timedelta(
-            seconds=exercise.time_limit + margin
-        )
+        submission.started_at = now
+        submission.deadline_at = now + timedelta(seconds=settings.GRADER_LEASE_SECONDS)
         submission.save(update_fields=["status", "tries", "worker", "started_at", "deadline_at"])
+    return submission, True
 
-    examples = submission.mode == Submission.Mode.EXAMPLES
-    learners_fault = True
+
+@contextlib.contextmanager
+def _lease(*, submission_id: int, tries: int) -> Iterator[None]:
+    """While grading, renew the running row's deadline every third of GRADER_LEASE_SECONDS.
+
+    A worker that dies (SIGKILL, lost host) stops renewing, so the sweep re-sends its submission
+    within a lease instead of waiting out the whole time limit; a live worker's row is never taken
+    from it. A renewal that fails (the database away for a moment) is tried again next time."""
+    seconds = settings.GRADER_LEASE_SECONDS
+    if transaction.get_connection().in_atomic_block:
+        # The caller's transaction holds the row (a test, a shell): nobody else can see it, and a
+        # renewal from another connection would wait on that transaction's lock forever.
+        yield
+        return
+    stop = threading.Event()
+
+    def renew() -> None:
+        try:
+            while not stop.wait(seconds / 3):
+                with contextlib.suppress(DatabaseError):
+                    Submission.objects.filter(
+                        pk=submission_id, status=Submission.Status.RUNNING, tries=tries
+                    ).update(deadline_at=timezone.now() + timedelta(seconds=seconds))
+        finally:
+            db_connection.close()  # this thread's own connection
+
+    renewer = threading.Thread(target=renew, name=f"lease-{submission_id}", daemon=True)
+    renewer.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        renewer.join()
+
+
+def _grade_in_sandbox(
+    submission: Submission, exercise: Exercise, *, examples: bool
+) -> tuple[dict[str, Any], bool]:
+    """The verdict, and whether it is the learner's (False: the exercise or the grader failed)."""
     try:
         verdict = grader_client.grade(exercise, submission.code, examples=examples)
     except JobError as exc:
-        learners_fault = False
         # The exercise itself is broken (saved past validation, or a bank bug): the learner gets a
         # final answer at once, and the curators a log line naming the exercise.
         log.error("exercise %s cannot be graded: %s", submission.question.slug, exc)
-        verdict = {
+        return {
             "status": Submission.Status.ERROR,
             "message": (
                 "This exercise cannot be graded right now: it is being fixed. Your code was kept; "
                 f"submit again later. (Reason: {exc})"
             ),
-        }
+        }, False
+    if verdict.get("grader_failed"):
+        # The sandbox itself failed, on a fresh zygote too (grader/client.py retried it): the
+        # grader's fault, stated as such and never scored.
+        log.error("grader failed on submission %s: %s", submission.pk, verdict.get("message"))
+        reason = verdict.get("message", "")
+        return {**verdict, "message": GRADER_FAILED.format(reason=reason), "checks": []}, False
+    return verdict, True
+
+
+def _store_verdict(submission: Submission, exercise: Exercise, verdict: dict[str, Any]) -> None:
     submission.status = verdict["status"]
     submission.checks = [
         {
@@ -138,10 +272,6 @@ def submission_grade(*, submission_id: int, worker: str) -> Submission | None:
     submission.finished_at = timezone.now()
     submission.deadline_at = None
     submission.save()
-    if learners_fault and not examples:  # a broken exercise is never scored against the learner
-        learning.verdict_record(submission=submission)
-    dispatch.user_release_held(user_id=submission.user_id, queue=submission.queue)
-    return submission
 
 
 def _diagnosis(exercise: Exercise, found: Any) -> dict[str, str] | None:
@@ -185,37 +315,139 @@ def submission_settle_overdue(*, submission: Submission, now: Any = None) -> Sub
 
 
 def submission_sweep(*, now: Any = None) -> dict[str, int]:
-    """Re-enqueue submissions stuck past their deadline; after MAX_TRIES, fail them with a reason.
+    """Bring back every submission whose message or worker was lost; after MAX_TRIES, fail it.
 
     A submission is a row before it is a message, so a lost message or a killed worker only delays
-    its verdict."""
+    its verdict. Beat runs this every few seconds on a queue of its own (`sweep`), so neither a
+    backlog nor a missing grading worker delays it. It finds:
+    - running rows whose lease ran out (their worker died: it renews every few seconds);
+    - queued rows past their deadline whose message the broker does not hold (it was never sent,
+      or was lost); rows that are only waiting in a backlog are left alone;
+    - every queued row when the broker lost its state (restarted without persistence), at once.
+    It also tells the learner when no worker serves a queue, and stops saying so when one does."""
     now = now or timezone.now()
-    requeued = failed = 0
+    in_broker, broker_lost = _broker_state(timezone.now())
+    online = {queue: _worker_online(queue) for queue in NO_WORKER}
+    requeued = failed = restored = 0
     with transaction.atomic():
-        stuck = (
-            Submission.objects.unfinished()
-            .filter(deadline_at__lt=now)
-            .select_for_update(skip_locked=True)
+        # A held row waits for its learner's earlier submission, not for a lost message: the
+        # dispatcher releases it (held_release_all below), never this loop.
+        candidates = (
+            Submission.objects.unfinished().filter(held=False).select_for_update(skip_locked=True)
         )
-        for submission in stuck:
-            if submission.tries >= MAX_TRIES:
-                submission.status = Submission.Status.ERROR
-                submission.message = (
-                    f"Grading did not finish after {MAX_TRIES} tries"
-                    + (" (no GPU worker picked it up)" if submission.queue == "gpu" else "")
-                    + ". Please submit again; if it keeps happening, tell us."
-                )
-                submission.finished_at = now
-                submission.deadline_at = None
+        if not broker_lost:
+            candidates = candidates.filter(deadline_at__lt=now)
+        for submission in candidates:
+            overdue = submission.deadline_at is None or submission.deadline_at < now
+            if submission.status == Submission.Status.QUEUED and submission.pk in in_broker:
+                # Its message is in the broker: waiting its turn, not lost. If no worker serves
+                # its queue, the wait still counts, so it ends with that reason after MAX_TRIES.
+                if overdue and not online[submission.queue]:
+                    _wait_counted(submission, now=now)
+                    failed += submission.status == Submission.Status.ERROR
+                    submission.save()
+                continue
+            if submission.status == Submission.Status.RUNNING and not overdue:
+                continue  # a live worker holds its lease
+            if not overdue:  # a queued row whose message went with the broker's state
+                if submission.queued_at > now - PUBLISH_GRACE:
+                    continue  # its message may still be on its way
+                restored += 1
+            elif submission.tries >= MAX_TRIES:
+                _fail_stuck(submission, now=now)
                 failed += 1
+                submission.save()
+                continue
             else:
                 submission.tries += 1
-                _mark_queued(submission, now=now)
-                pk, queue = submission.pk, submission.queue
-                transaction.on_commit(functools.partial(_enqueue, pk, queue))
                 requeued += 1
+            _mark_queued(submission, now=now)
+            pk, queue = submission.pk, submission.queue
+            transaction.on_commit(functools.partial(_enqueue_or_leave_to_sweep, pk, queue))
             submission.save()
-    if requeued or failed:
-        log.warning("sweep: %d re-enqueued, %d failed", requeued, failed)
+    _update_waiting_messages()
+    if requeued or failed or restored:
+        log.warning("sweep: %d re-enqueued, %d restored, %d failed", requeued, restored, failed)
     dispatch.held_release_all()  # held rows whose learner has room (a lost hand-off)
-    return {"requeued": requeued, "failed": failed}
+    return {"requeued": requeued, "failed": failed, "restored": restored}
+
+
+def _wait_counted(submission: Submission, *, now: Any) -> None:
+    """A try for a submission no worker could take; past MAX_TRIES it fails with that reason."""
+    if submission.tries >= MAX_TRIES:
+        _fail_stuck(submission, now=now)
+    else:
+        submission.tries += 1
+        _mark_queued(submission, now=now)
+
+
+def _fail_stuck(submission: Submission, *, now: Any) -> None:
+    no_worker = not _worker_online(submission.queue)
+    submission.status = Submission.Status.ERROR
+    submission.message = (
+        f"Grading did not finish after {MAX_TRIES} tries"
+        + (f" (no {submission.queue.upper()} worker picked it up)" if no_worker else "")
+        + ". Please submit again; if it keeps happening, tell us."
+    )
+    submission.finished_at = now
+    submission.deadline_at = None
+
+
+def _update_waiting_messages() -> None:
+    """Queued rows say whether a worker serves their queue, as they did when they were created."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return
+    for queue, message in NO_WORKER.items():
+        waiting = Submission.objects.filter(status=Submission.Status.QUEUED, queue=queue)
+        if _worker_online(queue):
+            waiting.filter(message=message).update(message="")
+        else:
+            waiting.filter(message="").update(message=message)
+
+
+BROKER_EPOCH_KEY = "quizbank:broker-epoch"
+# After the broker lost its state, sweeps in this window restore queued rows whose message it does
+# not hold; a row younger than PUBLISH_GRACE may still be on its way to the broker.
+RESTORE_WINDOW = timedelta(seconds=15)
+PUBLISH_GRACE = timedelta(seconds=2)
+
+
+def _broker_state(now: Any) -> tuple[set[int], bool]:
+    """(ids of submissions whose message the broker holds, whether it lost its state lately).
+
+    Redis as broker only (the one this project deploys): queued messages are JSON in a list per
+    queue, and messages delivered but not acknowledged sit in the `unacked` hash. A marker key set
+    by a sweep disappears when Redis restarts without persistence, taking every queued message
+    with it. Without a Redis broker (in-process grading) there is nothing to inspect."""
+    from quizbank.celery import app
+
+    url = str(app.conf.broker_url or "")
+    if not url.startswith(("redis://", "rediss://")):
+        return set(), False
+    client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
+    try:
+        # Snapshot first: a message published after it is for a row newer than the grace.
+        raw = [m for q in ("cpu", "gpu") for m in client.lrange(q, 0, -1)]
+        raw += [json.dumps(json.loads(m)[0]).encode() for m in client.hvals("unacked")]
+        client.set(BROKER_EPOCH_KEY, now.isoformat(), nx=True)
+        stamp = client.get(BROKER_EPOCH_KEY)
+        epoch = datetime.fromisoformat(stamp.decode()) if isinstance(stamp, bytes) else now
+    finally:
+        client.close()
+    held = {pk for pk in map(_message_submission, raw) if pk is not None}
+    return held, now - epoch < RESTORE_WINDOW
+
+
+def _message_submission(raw: bytes | str) -> int | None:
+    """The submission id a grading message carries, or None for anything else."""
+    try:
+        message = json.loads(raw)
+        if message.get("headers", {}).get("task") != "submissions.grade":
+            return None
+        body = message["body"]
+        if message.get("properties", {}).get("body_encoding") == "base64":
+            body = base64.b64decode(body)
+        args = json.loads(body)[0]
+        return int(args[0])
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return None

@@ -131,6 +131,17 @@ def test_a_gpu_exercise_says_whether_a_gpu_worker_is_online(client, gpu_exercise
         workers.withdraw_gpu_worker("gpu-1")
 
 
+def test_a_cpu_exercise_says_when_no_cpu_worker_is_online(client, exercise, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    body = client.get("/questions/double-it/").content.decode()
+    assert "No CPU worker is online right now" in body
+    workers.worker_announce(queue="cpu", name="cpu-1")
+    try:
+        assert "No CPU worker is online" not in client.get("/questions/double-it/").content.decode()
+    finally:
+        workers.worker_withdraw(queue="cpu", name="cpu-1")
+
+
 def test_a_gpu_exercise_graded_in_process_says_so(client, gpu_exercise, eager):
     body = client.get("/questions/double-on-gpu/").content.decode()
     assert "grades in its own process" in body

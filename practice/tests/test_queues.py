@@ -61,3 +61,14 @@ def test_with_a_gpu_worker_online_there_is_nothing_to_explain(
     assert body["message"] == "" and broker.llen("gpu") == 1
     workers.withdraw_gpu_worker("gpu@test")
     assert not workers.gpu_worker_online()
+
+
+def test_the_sweep_goes_to_a_queue_of_its_own(broker, settings):
+    from practice.tasks import sweep_submissions
+
+    broker.delete("sweep")
+    sweep_submissions.delay()
+    assert (broker.llen("sweep"), broker.llen("cpu"), broker.llen("gpu")) == (1, 0, 0)
+    broker.delete("sweep")
+    schedule = settings.CELERY_BEAT_SCHEDULE["sweep-stuck-submissions"]
+    assert schedule["options"]["queue"] == "sweep" and schedule["schedule"] <= 5

@@ -1,10 +1,15 @@
+import os
 from datetime import timedelta
 
 import pytest
+import redis
 from django.utils import timezone
 
+from practice import workers
 from practice.models import Submission
-from practice.services.submissions import submission_sweep
+from practice.services.submissions import NO_WORKER, submission_create, submission_sweep
+
+from .conftest import requires_redis
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +30,7 @@ def test_a_submission_stuck_past_its_deadline_is_requeued(
 ):
     submission = stuck(user, exercise)
     with django_capture_on_commit_callbacks() as callbacks:
-        assert submission_sweep() == {"requeued": 1, "failed": 0}
+        assert submission_sweep() == {"requeued": 1, "failed": 0, "restored": 0}
     submission.refresh_from_db()
     assert submission.status == "queued" and submission.tries == 2
     assert submission.deadline_at > timezone.now()
@@ -34,7 +39,7 @@ def test_a_submission_stuck_past_its_deadline_is_requeued(
 
 def test_after_three_tries_it_fails_with_a_reason(user, exercise):
     submission = stuck(user, exercise, status="queued", tries=3)
-    assert submission_sweep() == {"requeued": 0, "failed": 1}
+    assert submission_sweep() == {"requeued": 0, "failed": 1, "restored": 0}
     submission.refresh_from_db()
     assert submission.status == "error"
     assert "did not finish after 3 tries" in submission.message
@@ -53,7 +58,107 @@ def test_a_gpu_submission_that_no_worker_took_says_so(user, gpu_exercise):
 def test_submissions_within_their_deadline_or_finished_are_left_alone(user, exercise):
     fine = stuck(user, exercise, ago=-60)
     done = stuck(user, exercise, status="passed")
-    assert submission_sweep() == {"requeued": 0, "failed": 0}
+    assert submission_sweep() == {"requeued": 0, "failed": 0, "restored": 0}
     fine.refresh_from_db()
     done.refresh_from_db()
     assert (fine.status, fine.tries, done.status) == ("running", 1, "passed")
+
+
+@pytest.fixture
+def broker():
+    client = redis.Redis.from_url(os.environ["REDIS_URL"])
+    client.flushdb()
+    submission_sweep()  # the first sweep marks the broker's epoch
+    yield client
+    client.flushdb()
+
+
+def queued(user, exercise, capture) -> Submission:
+    """A submission through the service, its message really sent to the broker."""
+    with capture(execute=True):
+        submission = submission_create(user=user, question=exercise.question, code="x = 1\n")
+    return submission
+
+
+def overdue(submission: Submission) -> None:
+    Submission.objects.filter(pk=submission.pk).update(
+        deadline_at=timezone.now() - timedelta(seconds=1)
+    )
+
+
+@requires_redis
+def test_a_submission_waiting_in_a_backlog_is_not_re_sent(
+    user, exercise, broker, django_capture_on_commit_callbacks
+):
+    # Past its queue deadline but its message is in the broker: it is waiting its turn.
+    submission = queued(user, exercise, django_capture_on_commit_callbacks)
+    overdue(submission)
+    assert broker.llen("cpu") == 1
+    assert submission_sweep() == {"requeued": 0, "failed": 0, "restored": 0}
+    assert broker.llen("cpu") == 1
+
+
+@requires_redis
+def test_a_submission_whose_message_was_lost_is_re_sent(
+    user, exercise, broker, django_capture_on_commit_callbacks
+):
+    submission = queued(user, exercise, django_capture_on_commit_callbacks)
+    broker.delete("cpu")  # the message went missing (never sent, or dropped)
+    overdue(submission)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert submission_sweep() == {"requeued": 1, "failed": 0, "restored": 0}
+    assert broker.llen("cpu") == 1
+
+
+@requires_redis
+def test_a_broker_that_lost_its_state_gets_every_queued_message_back_at_once(
+    user, exercise, broker, django_capture_on_commit_callbacks
+):
+    # Redis restarted without persistence: queued rows are nowhere near their deadline, and
+    # their messages are gone. The next sweep sends them again, without counting a try.
+    first = queued(user, exercise, django_capture_on_commit_callbacks)
+    second = queued(user, exercise, django_capture_on_commit_callbacks)
+    Submission.objects.update(queued_at=timezone.now() - timedelta(seconds=10))
+    broker.flushdb()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert submission_sweep() == {"requeued": 0, "failed": 0, "restored": 2}
+    assert broker.llen("cpu") == 2
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert (first.status, first.tries, second.tries) == ("queued", 0, 0)
+    assert submission_sweep() == {"requeued": 0, "failed": 0, "restored": 0}  # once only
+
+
+@requires_redis
+def test_without_a_cpu_worker_a_queued_submission_says_so_until_one_connects(
+    user, exercise, broker, django_capture_on_commit_callbacks
+):
+    submission = queued(user, exercise, django_capture_on_commit_callbacks)
+    submission.refresh_from_db()
+    assert submission.message == NO_WORKER["cpu"]
+    workers.worker_announce(queue="cpu", name="cpu@test")
+    submission_sweep()
+    submission.refresh_from_db()
+    assert submission.message == ""
+    workers.worker_withdraw(queue="cpu", name="cpu@test")
+    submission_sweep()
+    submission.refresh_from_db()
+    assert submission.message == NO_WORKER["cpu"]
+
+
+@requires_redis
+def test_a_submission_no_worker_takes_still_ends_with_that_reason(
+    user, gpu_exercise, broker, django_capture_on_commit_callbacks
+):
+    # Its message waits in the broker, but no GPU worker is online: each deadline counts as a try.
+    with django_capture_on_commit_callbacks(execute=True):
+        submission = submission_create(user=user, question=gpu_exercise.question, code="x = 1\n")
+    for _ in range(3):
+        overdue(submission)
+        submission_sweep()
+    overdue(submission)
+    assert submission_sweep() == {"requeued": 0, "failed": 1, "restored": 0}
+    submission.refresh_from_db()
+    assert submission.status == "error"
+    assert "no GPU worker picked it up" in submission.message
+    assert broker.llen("gpu") == 1  # never sent twice

@@ -24,6 +24,7 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from quizbank import selectors as bank_selectors
+from quizbank.http import RETRY_AFTER_SECONDS, SERVICE_ERRORS
 from quizbank.models import Question, QuickCheck
 
 from .. import selectors
@@ -199,8 +200,35 @@ def _throttled(request) -> bool:
     return not ScopedRateThrottle().allow_request(request, view)
 
 
+GRADING_UNAVAILABLE = (
+    "Grading is unavailable right now (the site cannot reach its grading queue or database), so "
+    "this was not submitted. Your code is still in the editor; try again in a minute."
+)
+
+
+UNAVAILABLE_ERRORS: tuple[type[BaseException], ...] = (
+    *SERVICE_ERRORS,
+    submissions.GradingUnavailable,
+)
+
+
 @require_POST
 def submit(request, slug: str):
+    """The exercise form. During an outage an htmx request gets the form's verdict area with a
+    message (a 503 with Retry-After that site.js swaps in), so the page stays usable."""
+    try:
+        return _submit(request, slug)
+    except UNAVAILABLE_ERRORS:
+        if not request.htmx:
+            raise  # the middleware answers a plain 503 page
+        response = render(
+            request, "practice/_verdict.html", {"error": GRADING_UNAVAILABLE}, status=503
+        )
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response
+
+
+def _submit(request, slug: str):
     question = bank_selectors.exercise_get(user=request.user, slug=slug).question
     if not request.user.is_authenticated:
         return _sign_in_first(request, f"{_question_url(question)}#exercise")

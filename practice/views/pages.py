@@ -160,7 +160,7 @@ def render_question(request, question, *, check_results=None):
         "exercise": exercise,
         "submissions": state.submissions,
         "submission": state.submissions[0] if state.submissions else None,
-        "gpu": selectors.gpu_queue_state() if exercise and exercise.queue == "gpu" else {},
+        "queue_state": selectors.queue_state(exercise.queue) if exercise else {},
         "preview": request.user.is_staff and request.GET.get("preview") == "1",
         "neighbours": question_neighbours(request, question),
         "list_query": list_query(request).urlencode(),

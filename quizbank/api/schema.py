@@ -2,7 +2,8 @@
 
 drf-spectacular documents the success response of each operation; clients also need to know
 the errors: 400 (the field and the reason), 401 (with `WWW-Authenticate`), 403, 404 and, where
-a throttle applies, 429 (with `Retry-After`)."""
+a throttle applies, 429 (with `Retry-After`); and 503 (with `Retry-After`) while the database or
+Redis is unavailable."""
 
 from __future__ import annotations
 
@@ -41,6 +42,10 @@ def document_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str,
                 errors["404"] = _response("No such object, or not yours to see.", ERROR)
             if method in THROTTLED.get(path, set()):
                 errors["429"] = _response("Too many requests: retry after Retry-After.", ERROR)
+            errors["503"] = _response(
+                "The database or the grading queue is unavailable: retry after Retry-After.",
+                ERROR,
+            )
             for status, response in errors.items():
                 responses.setdefault(status, response)
     return result

@@ -12,7 +12,18 @@ def services():
 
 
 def test_it_has_every_component_of_the_design():
-    assert set(services()) == {"postgres", "redis", "web", "worker-cpu", "worker-gpu", "beat"}
+    assert set(services()) == {"postgres", "redis", "web", "worker-cpu", "worker-gpu", "sweeper"}
+
+
+def test_the_sweep_runs_with_beat_on_a_queue_no_grading_worker_serves():
+    # A grading backlog or a missing grading worker must not delay the sweep (issue 13, 9).
+    s = services()
+    sweeper = s["sweeper"]["command"]
+    assert sweeper[sweeper.index("-Q") + 1] == "sweep" and "-B" in sweeper
+    assert "cap_add" not in s["sweeper"] and s["sweeper"]["cap_drop"] == ["ALL"]
+    for name in ("worker-cpu", "worker-gpu"):
+        command = s[name]["command"]
+        assert "sweep" not in command[command.index("-Q") + 1].split(",")
 
 
 def test_the_web_container_is_not_privileged_and_has_no_capabilities():

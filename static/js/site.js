@@ -166,3 +166,12 @@ document.addEventListener("keydown", (event) => {
   event.preventDefault();
   undo.click();
 });
+
+// During an outage the exercise form gets a 503 with a message for its verdict area: show it
+// (htmx leaves error responses unswapped by default), so the learner knows why nothing happened.
+document.addEventListener("htmx:beforeSwap", (event) => {
+  if (event.detail.xhr.status === 503 && event.detail.target && event.detail.target.id === "verdict") {
+    event.detail.shouldSwap = true;
+    event.detail.isError = false;
+  }
+});

@@ -121,3 +121,29 @@ def test_a_review_session_driven_by_the_keyboard(page, learner):
         .values_list("rating", flat=True)
     )
     assert ratings[-2:] == [Activity.Rating.EASY, Activity.Rating.AGAIN]
+
+
+def test_with_the_grading_queue_down_the_form_says_so_and_keeps_the_code(page, learner, settings):
+    """The broker really unreachable (a closed port): the form shows why, nothing is stored."""
+    from practice.models import Submission
+    from practice.tests.test_outages import closed_port, use_broker
+    from practice.views.actions import GRADING_UNAVAILABLE
+    from quizbank.celery import app
+
+    question = QuestionFactory(slug="double-it", title="Double a tensor", kind="code")
+    ExerciseFactory(question=question, checks=DOUBLE_CHECKS, time_limit=10)
+    previous, eager = app.conf.broker_url, app.conf.task_always_eager
+    use_broker(f"redis://127.0.0.1:{closed_port()}/0")
+    app.conf.task_always_eager = False
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    try:
+        sign_in(page, "/questions/double-it/")
+        replace_code(page, RIGHT)
+        page.get_by_role("button", name="Submit").click()
+        expect(page.locator("#verdict")).to_contain_text(GRADING_UNAVAILABLE)
+        expect(page.locator(".cm-content")).to_contain_text("return x * 2")
+        expect(page.get_by_role("button", name="Submit")).to_be_enabled()
+    finally:
+        use_broker(previous)
+        app.conf.task_always_eager = eager
+    assert not Submission.objects.exists()
