@@ -61,7 +61,8 @@ def test_a_backlog_of_slow_code_does_not_delay_another_learners_verdict(
     slow = [submission_create(user=user, question=question, code=SLEEPER) for _ in range(6)]
     held = Submission.objects.filter(user=user, held=True)
     assert held.count() == 5
-    assert set(held.values_list("message", flat=True)) == {held_message(1)}
+    # (The worker announces itself in its own Redis, so "no CPU worker" may follow ours.)
+    assert all(m.startswith(held_message(1)) for m in held.values_list("message", flat=True))
     assert all(s.deadline_at is None for s in held)
     client.force_login(user)
     page = client.get(f"/submissions/{slow[-1].pk}/", HTTP_HX_REQUEST="true").content.decode()

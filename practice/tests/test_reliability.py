@@ -16,6 +16,7 @@ import pytest
 import redis
 from django.db import connection
 
+from accounts.tests.factories import UserFactory
 from practice.models import Submission
 from practice.services.submissions import BROKER_EPOCH_KEY, submission_create
 
@@ -212,8 +213,11 @@ def test_restarting_redis_without_persistence_gets_queued_messages_back(
 ):
     worker(sweeper=True)
     wait_for(lambda: _epoch_marked(redis_server), "the first sweep", 90)
+    # Five learners: a learner's second submission would be held in the database (fairness).
+    learners = [user, *(UserFactory(username=f"learner{i}") for i in range(4))]
     submissions = [
-        submission_create(user=user, question=exercise.question, code=RIGHT) for _ in range(5)
+        submission_create(user=learner, question=exercise.question, code=RIGHT)
+        for learner in learners
     ]
     assert _queued_messages(redis_server) == 5  # no grading worker yet: they wait in Redis
     # Redis here keeps nothing on disk: the queued messages are gone with the restart.

@@ -5,6 +5,7 @@ import pytest
 import redis
 from django.utils import timezone
 
+from accounts.tests.factories import UserFactory
 from practice import workers
 from practice.models import Submission
 from practice.services.submissions import NO_WORKER, submission_create, submission_sweep
@@ -115,9 +116,10 @@ def test_a_broker_that_lost_its_state_gets_every_queued_message_back_at_once(
     user, exercise, broker, django_capture_on_commit_callbacks
 ):
     # Redis restarted without persistence: queued rows are nowhere near their deadline, and
-    # their messages are gone. The next sweep sends them again, without counting a try.
+    # their messages are gone. The next sweep sends them again, without counting a try. (Two
+    # learners: a learner's second submission would be held, which the sweep leaves alone.)
     first = queued(user, exercise, django_capture_on_commit_callbacks)
-    second = queued(user, exercise, django_capture_on_commit_callbacks)
+    second = queued(UserFactory(username="other"), exercise, django_capture_on_commit_callbacks)
     Submission.objects.update(queued_at=timezone.now() - timedelta(seconds=10))
     broker.flushdb()
     with django_capture_on_commit_callbacks(execute=True):
