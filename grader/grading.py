@@ -10,12 +10,13 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
 import sys
 import time
 from collections import OrderedDict
 from typing import Any, Protocol
 
-from grader import compare, forbid, jobs, limits, report, verdict
+from grader import compare, forbid, isolate, jobs, limits, report, verdict
 from grader.supervise import Outcome, Run, Supervisor
 
 _CACHE_SIZE = 256
@@ -187,6 +188,7 @@ class Grader:
             "address_space": self.kind == "cpu",
             "gpu_devices": self.kind == "gpu",
             "cgroup_memory": run.cgroup.memory if run.cgroup else None,
+            "uid": isolate.sandbox_uid(os.getpid(), run.run_id),
         }
         outcome = self.supervisor.execute(
             run, payload, limits["time_limit"], wait_ready=mode == "exec"
