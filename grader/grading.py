@@ -59,7 +59,10 @@ class Grader:
             message = "Every check of this exercise needs CUDA, which this grader does not have."
             skipped = len(reference.skipped)
             return verdict.result("error", message, skipped=skipped)
-        outcome = self._run(_grade_payload(job["code"], job, self.kind), job)
+        outcome = self._run(_grade_payload(job["code"], job, self.kind, trap=True), job)
+        trapped = _trapped(job, outcome)
+        if trapped:
+            return verdict.result(*trapped, seconds=time.monotonic() - started)
         result = verdict.grade(job, reference, outcome, time.monotonic() - started)
         result["diagnosis"] = None
         if result["status"] == "failed" and job["wrong"]:
@@ -115,7 +118,7 @@ class Grader:
     def _wrong_steps(self, job: dict[str, Any], code: str) -> list[report.Step]:
         """A wrong solution's per-check results, run once per zygote and cached like the
         reference's."""
-        payload = _grade_payload(code, job, self.kind)
+        payload = _grade_payload(code, job, self.kind, trap=True)
         key = "wrong:" + hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
         cached = self._wrong_cache.get(key)
         if cached is not None:
@@ -218,12 +221,43 @@ def _same(check: dict[str, Any], a: report.Step, b: report.Step) -> bool:
     )
 
 
-def _grade_payload(code: str, job: dict[str, Any], kind: str) -> dict[str, Any]:
+def _grade_payload(
+    code: str, job: dict[str, Any], kind: str, *, trap: bool = False
+) -> dict[str, Any]:
+    """What a sandboxed run gets; ``trap``: arm the forbid rules (not for the reference, whose
+    checks may call what the learner may not)."""
     checks = [
         {"code": c["code"], "compare": c["compare"], "requires": c["requires"]}
         for c in job["checks"]
     ]
-    return {"mode": "grade", "code": code, "checks": checks, "cuda": kind == "gpu"}
+    payload = {"mode": "grade", "code": code, "checks": checks, "cuda": kind == "gpu"}
+    if trap and job["forbid"]:
+        payload["forbid"] = job["forbid"]
+    return payload
+
+
+def _trapped(job: dict[str, Any], outcome: Outcome) -> tuple[str, str] | None:
+    """The verdict when the forbid rules' traps decide it (traps.py), or None.
+
+    A trap's frame is written the moment the forbidden call happens, so a submission cannot
+    take it back. A run that set up its sandbox but did not confirm its traps before the code
+    ran did not enforce the rules: that is the grader's failure, never a pass.
+    """
+    if not job["forbid"]:
+        return None
+    calls = report.forbidden_calls(outcome.frames, job["forbid"])
+    if calls:
+        names = ", ".join(
+            rule + (f" (line {line})" if line is not None else "") for rule, line in calls
+        )
+        return "rejected", f"Your code called what this exercise forbids: {names}."
+    kinds = [frame.get("kind") for frame in outcome.frames[:3]]
+    if kinds and kinds[0] == "ready":
+        kinds.pop(0)
+    if kinds[:1] == ["isolated"] and kinds[1:2] != ["armed"]:
+        print("sandbox setup failed: no armed frame", file=sys.stderr, flush=True)
+        return "error", "The grader failed internally; this is not a problem with your code."
+    return None
 
 
 def _rejection(code: str, rules: list[str]) -> str | None:

@@ -88,3 +88,163 @@ def test_each_run_has_its_own_uid(pool):
         seen.append(uid)
     # Consecutive runs of one zygote take the next uid of its pool; zygotes' pools are disjoint.
     assert len(set(seen)) == len(seen), seen
+
+
+def forbid_job(body: str, rules: list[str], check: str = "out = probe()") -> dict:
+    """A probe job with forbid rules: the submission's probe() makes a forbidden call in a way
+    the syntax tree does not show, then returns "blocked" (what the reference returns)."""
+    job = probe_job(body)
+    job["forbid"] = rules
+    job["checks"][0]["code"] = check
+    return job
+
+
+def assert_rejected(result: dict, rule: str) -> None:
+    assert result["status"] == "rejected", result
+    assert "called what this exercise forbids" in result["message"], result["message"]
+    assert rule in result["message"], result["message"]
+
+
+SDPA = ["F.scaled_dot_product_attention"]
+QKV = "q = k = v = torch.ones(1, 2, 4)\n"
+
+
+def test_a_forbidden_tensor_method_is_caught_at_run_time(pool):
+    code = """
+    import torch
+    def probe():
+        x = torch.arange(6.0)
+        getattr(x, "as_" + "strided")((2, 2), (1, 2))
+        return "blocked"
+    """
+    assert_rejected(pool.grade(forbid_job(code, ["torch.as_strided"])), "torch.as_strided")
+    assert_still_grading(pool)
+
+
+def test_a_forbidden_function_from_its_defining_submodule_is_caught(pool):
+    code = """
+    import torch
+    from torch.nn.utils.clip_grad import clip_grad_norm_
+    def probe():
+        p = torch.nn.Parameter(torch.ones(2)); p.grad = torch.ones(2)
+        clip_grad_norm_([p], 1.0)
+        return "blocked"
+    """
+    rule = "nn.utils.clip_grad_norm_"
+    assert_rejected(pool.grade(forbid_job(code, [rule])), rule)
+
+
+def test_an_alias_the_syntax_tree_cannot_follow_is_caught(pool):
+    # `t = torch` is followed statically now; an alias through a container is not.
+    code = (
+        """
+    import torch
+    t = [torch][0]
+    def probe():
+        """
+        + QKV
+        + """
+        t.nn.functional.scaled_dot_product_attention(q, k, v)
+        return "blocked"
+    """
+    )
+    assert_rejected(pool.grade(forbid_job(code, SDPA)), SDPA[0])
+    plain = "import torch\nt = torch\ndef probe():\n    return t.as_strided\n"
+    result = pool.grade(forbid_job(plain, ["torch.as_strided"]))
+    assert result["status"] == "rejected" and "line 4" in result["message"], result
+
+
+def test_torch_private_bindings_are_refused_and_trapped(pool):
+    direct = "import torch\ndef probe():\n    return torch._C._nn.scaled_dot_product_attention\n"
+    result = pool.grade(forbid_job(direct, SDPA))
+    assert result["status"] == "rejected" and "torch._C" in result["message"], result
+    hidden = (
+        """
+    import torch
+    nn_bindings = getattr(getattr(torch, "_" + "C"), "_" + "nn")
+    def probe():
+        """
+        + QKV
+        + """
+        nn_bindings.scaled_dot_product_attention(q, k, v)
+        return "blocked"
+    """
+    )
+    assert_rejected(pool.grade(forbid_job(hidden, SDPA)), SDPA[0])
+
+
+def test_a_thin_wrappers_binding_and_a_forbidden_class_are_caught(pool):
+    # F.layer_norm is a thin wrapper over torch.layer_norm; a forbidden class is caught however
+    # it is reached, including through a subclass.
+    binding = """
+    import torch
+    def probe():
+        getattr(torch, "layer" + "_norm")(torch.ones(2, 3), (3,))
+        return "blocked"
+    """
+    assert_rejected(pool.grade(forbid_job(binding, ["F.layer_norm"])), "F.layer_norm")
+    subclass = """
+    import torch
+    Base = getattr(torch.nn, "Multihead" + "Attention")
+    class Mine(Base):
+        pass
+    def probe():
+        Mine(4, 2)
+        return "blocked"
+    """
+    rule = "nn.MultiheadAttention"
+    assert_rejected(pool.grade(forbid_job(subclass, [rule])), rule)
+
+
+def test_catching_the_traps_exception_does_not_hide_the_call(pool):
+    code = (
+        """
+    import torch
+    F = __import__("torch").nn.functional
+    sdpa = getattr(F, "scaled_dot_" + "product_attention")
+    def probe():
+        """
+        + QKV
+        + """
+        try:
+            sdpa(q, k, v)
+        except BaseException:
+            pass
+        return "blocked"
+    """
+    )
+    assert_rejected(pool.grade(forbid_job(code, SDPA)), SDPA[0])
+
+
+def test_tampering_with_the_trap_report_is_never_a_pass(pool):
+    # A forged "armed" frame (claiming no rule is trapped) after the code starts, and a closed
+    # result channel: neither may turn a run into a pass.
+    forged = """
+    import struct
+    payload = b"d" + struct.pack(">I", 2) + b"s" + struct.pack(">I", 4) + b"kind"
+    payload += b"s" + struct.pack(">I", 5) + b"armed" + b"s" + struct.pack(">I", 5) + b"rules"
+    payload += b"l" + struct.pack(">I", 0)
+    import os
+    os.write(3, struct.pack(">I", len(payload)) + payload)
+    def probe():
+        return "blocked"
+    """
+    result = pool.grade(forbid_job(forged, SDPA))
+    assert result["status"] == "error", result
+    closed = "import os\nos.close(3)\ndef probe():\n    return 'blocked'\n"
+    result = pool.grade(forbid_job(closed, SDPA))
+    assert result["status"] == "error", result
+    assert_still_grading(pool)
+
+
+def test_check_code_and_torch_itself_may_use_what_the_learner_may_not(pool):
+    # The trap counts the submission's calls only: here the check calls the forbidden function
+    # (and the reference is never trapped).
+    code = """
+    import torch
+    def probe():
+        return "blocked"
+    """
+    check = QKV + "torch.nn.functional.scaled_dot_product_attention(q, k, v)\nout = probe()"
+    result = pool.grade(forbid_job(code, SDPA, check=check))
+    assert result["status"] == "passed", result

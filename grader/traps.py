@@ -1,0 +1,190 @@
+"""Forbid rules enforced at run time: a trap on every forbidden callable (issue 11, finding 7).
+
+The syntax-tree check (forbid.py) sees names, not what code calls, so a Tensor method
+(``x.as_strided``), the defining submodule (``from torch.nn.utils.clip_grad import ...``), an alias
+by assignment (``t = torch``) or a private binding (``torch._C._nn.scaled_dot_product_attention``)
+reached a forbidden function. Here, in the sandboxed process, after isolation and before the
+submission loads, the runner replaces each forbidden callable by a trap at every place it is
+reachable from:
+
+- every module in ``sys.modules`` whose namespace holds the object (the public name, the defining
+  submodule, every re-export, ``torch._C._nn`` for the functional bindings);
+- ``torch.Tensor``'s method of the same name, for a ``torch.X`` function that is also a method;
+- the bindings a thin Python wrapper calls under its own name (``F.layer_norm`` calls
+  ``torch.layer_norm``, ``F.cross_entropy`` calls ``torch._C._nn.cross_entropy_loss``);
+- a forbidden class is trapped in its ``__init__`` (so every alias and every subclass is caught,
+  and ``isinstance`` keeps working); a forbidden module has each of its public callables trapped.
+
+A trap called with the submission's code on the stack writes a "forbidden" frame to the result
+channel at once, before it returns control to the submission, and raises ForbiddenCall; the
+zygote rejects the run. Calls made by check code or by torch for itself are not the submission's
+and pass through. What stays best effort is documented in README.md ("Known limits").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dis
+import importlib
+import os
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from grader import forbid, frames
+
+# Code from these directories (the installed packages, the standard library, the grader) and check
+# code is not the submission's: a call it makes for itself is not counted.
+_TRUSTED_PREFIXES = tuple(
+    os.path.dirname(os.path.abspath(path)) + os.sep
+    for path in (os.path.dirname(torch.__file__), os.__file__, __file__)
+)
+_TRUSTED_NAMES = frozenset({"<check>", "<compare>"})
+_BINDING_OWNERS = ("torch", "torch._C._nn", "torch._C._special", "torch._C._linalg")
+
+
+class ForbiddenCall(Exception):  # noqa: N818 - the name the learner reads
+    """Raised in the sandbox when the submission calls what the exercise forbids."""
+
+
+def _resolve(rule: str) -> Any:
+    """The object a dotted rule names, importing its module if needed; None if there is none."""
+    parts = forbid.canonical(rule).split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except Exception:  # noqa: S112 - not a module at this length: try a shorter one
+            continue
+        try:
+            for name in parts[cut:]:
+                obj = getattr(obj, name)
+        except AttributeError:
+            return None
+        return obj
+    return None
+
+
+def _bindings(function: Any, name: str) -> list[Any]:
+    """The torch bindings a thin Python wrapper calls under (a name starting with) its own
+    name: ``torch.layer_norm`` for ``F.layer_norm``. Attribute loads only: ``F.unfold`` names
+    itself for torch-function dispatch but calls ``im2col``, not ``Tensor.unfold``."""
+    found = []
+    while isinstance(function, types.FunctionType):
+        for instruction in dis.get_instructions(function):
+            attr = instruction.argval
+            if (
+                instruction.opname in ("LOAD_ATTR", "LOAD_METHOD")
+                and isinstance(attr, str)
+                and attr.startswith(name)
+            ):
+                for owner in _BINDING_OWNERS:
+                    module = sys.modules.get(owner)
+                    target = getattr(module, attr, None) if module else None
+                    if callable(target) and not isinstance(target, type):
+                        found.append(target)
+        function = getattr(function, "__wrapped__", None)
+    return found
+
+
+def _caller_line() -> tuple[bool, int | None]:
+    """Whether code other than torch's, the standard library's, the grader's or the checks' is
+    on the stack (the submission's, however it was compiled), and its line in submission.py."""
+    frame: types.FrameType | None = sys._getframe(2)
+    submitted, line = False, None
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if (
+            filename not in _TRUSTED_NAMES
+            and not filename.startswith(_TRUSTED_PREFIXES)
+            and not filename.startswith("<frozen ")  # runpy, importlib: the standard library
+        ):
+            submitted = True
+            if filename == "submission.py" and line is None:
+                line = frame.f_lineno
+        frame = frame.f_back
+    return submitted, line
+
+
+def _trap(original: Callable[..., Any], rule: str, fd: int, sent: set[str]) -> Callable[..., Any]:
+    def trap(*args: Any, **kwargs: Any) -> Any:
+        submitted, line = _caller_line()
+        if not submitted:
+            return original(*args, **kwargs)
+        if rule not in sent:  # one frame per rule: a loop of calls must not flood the channel
+            sent.add(rule)
+            frames.write(fd, {"kind": "forbidden", "rule": rule, "line": line})
+        raise ForbiddenCall(f"{rule} is forbidden in this exercise")
+
+    # No functools.wraps: it would set __wrapped__, a way back to the original.
+    for attribute in ("__name__", "__qualname__", "__doc__", "__module__"):
+        with contextlib.suppress(AttributeError, TypeError):
+            setattr(trap, attribute, getattr(original, attribute))
+    return trap
+
+
+def arm(rules: list[str], fd: int) -> list[str]:
+    """Trap every forbidden callable; the rules that got at least one trap."""
+    sent: set[str] = set()
+    replace: dict[int, Callable[..., Any]] = {}  # id of a forbidden object -> its trap
+    keep: list[Any] = []  # the originals stay alive, so their ids stay unique
+    armed: list[str] = []
+    tensor_methods: dict[str, Callable[..., Any]] = {}
+    for rule in rules:
+        obj = _resolve(rule)
+        if obj is None:
+            continue
+        if isinstance(obj, types.ModuleType):
+            prefix = obj.__name__
+            members = [
+                value
+                for key, value in vars(obj).items()
+                if not key.startswith("_")
+                and callable(value)
+                and (getattr(value, "__module__", None) or "").startswith(prefix.split(".")[0])
+            ]
+        else:
+            members = [obj]
+        for member in members:
+            if isinstance(member, type):
+                init = member.__dict__.get("__init__")
+                if init is not None and id(init) not in replace:
+                    trap = _trap(init, rule, fd, sent)
+                    try:
+                        setattr(member, "__init__", trap)  # noqa: B010 - mypy refuses the plain form
+                    except TypeError:  # an immutable extension type: the static check only
+                        continue
+                    replace[id(init)] = trap
+                    keep.append(init)
+                continue
+            targets = [member, *_bindings(member, rule.rpartition(".")[2])]
+            for target in targets:
+                if id(target) not in replace:
+                    replace[id(target)] = _trap(target, rule, fd, sent)
+                    keep.append(target)
+                name = getattr(target, "__name__", None)
+                if (
+                    forbid.canonical(rule).startswith("torch.")
+                    and isinstance(name, str)
+                    and not name.startswith("_")
+                    and isinstance(getattr(torch.Tensor, name, None), types.MethodDescriptorType)
+                ):
+                    tensor_methods[name] = _trap(getattr(torch.Tensor, name), rule, fd, sent)
+        armed.append(rule)
+    for module in list(sys.modules.values()):
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        for key, value in list(namespace.items()):
+            found = replace.get(id(value))
+            if found is not None:
+                namespace[key] = found
+    for name, trap in tensor_methods.items():
+        setattr(torch.Tensor, name, trap)
+    _KEEP.extend(keep)
+    return armed
+
+
+_KEEP: list[Any] = []
