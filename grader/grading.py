@@ -11,6 +11,7 @@ import ast
 import hashlib
 import json
 import os
+import secrets
 import sys
 import time
 from collections import OrderedDict
@@ -20,6 +21,35 @@ from grader import compare, forbid, isolate, jobs, limits, report, verdict
 from grader.supervise import Outcome, Run, Supervisor
 
 _CACHE_SIZE = 256
+# A check with `seed: per-run` draws its random inputs from a seed the zygote picks (issue 11,
+# finding 5): values a submission extracts from hidden checks do not replay. Each exercise's seed
+# is kept for SEED_USES grades and then replaced by a fresh one, so the reference's outputs (and
+# the wrong solutions', for the diagnosis) are computed once per seed and cached like the rest:
+# the extra sandboxed run costs one grade in SEED_USES, not every grade.
+SEED_USES = 8
+
+
+class SeedRotation:
+    """Per exercise, the seed its per-run checks use now; drawn with `secrets`, never from the
+    submission, and different in every zygote."""
+
+    def __init__(self, uses: int = SEED_USES) -> None:
+        self.uses = uses
+        self._current: OrderedDict[str, tuple[int, int]] = OrderedDict()  # key -> (seed, left)
+
+    def next(self, job: dict[str, Any]) -> int:
+        if not any(check["seed"] == jobs.PER_RUN for check in job["checks"]):
+            return 0
+        key = hashlib.sha256(
+            json.dumps([job["reference"], job["checks"]], sort_keys=True).encode()
+        ).hexdigest()
+        seed, left = self._current.pop(key, (0, 0))
+        if left <= 0:
+            seed, left = secrets.randbelow(1 << 31) + 1, self.uses
+        self._current[key] = (seed, left - 1)
+        if len(self._current) > _CACHE_SIZE:
+            self._current.popitem(last=False)
+        return seed
 
 
 class MountPoint(Protocol):
@@ -39,6 +69,7 @@ class Grader:
         self._cache: OrderedDict[str, verdict.Reference] = OrderedDict()
         self._wrong_cache: OrderedDict[str, list[report.Step]] = OrderedDict()
         self._spare: Run | None = None
+        self.seeds = SeedRotation()
         self.refill()
 
     def refill(self) -> None:
@@ -52,14 +83,15 @@ class Grader:
         rejection = _rejection(job["code"], job["forbid"])
         if rejection:
             return verdict.result("rejected", rejection, seconds=time.monotonic() - started)
-        reference = self._reference(job)
+        seed = self.seeds.next(job)
+        reference = self._reference(job, seed)
         if isinstance(reference, str):
             return verdict.result("error", reference, seconds=time.monotonic() - started)
         if all(reference.skipped):
             message = "Every check of this exercise needs CUDA, which this grader does not have."
             skipped = len(reference.skipped)
             return verdict.result("error", message, skipped=skipped)
-        outcome = self._run(_grade_payload(job["code"], job, self.kind, trap=True), job)
+        outcome = self._run(_grade_payload(job["code"], job, self.kind, seed, trap=True), job)
         trapped = _trapped(job, outcome)
         if trapped:
             return verdict.result(*trapped, seconds=time.monotonic() - started)
@@ -67,12 +99,13 @@ class Grader:
         result["diagnosis"] = None
         if result["status"] == "failed" and job["wrong"]:
             steps = report.read(outcome.frames, step_kind="check", count=len(job["checks"])).steps
-            result["diagnosis"] = self._diagnose(job, reference, result["checks"], steps)
+            result["diagnosis"] = self._diagnose(job, seed, reference, result["checks"], steps)
         return result
 
     def _diagnose(
         self,
         job: dict[str, Any],
+        seed: int,
         reference: verdict.Reference,
         entries: list[dict[str, Any]],
         steps: list[report.Step],
@@ -89,7 +122,9 @@ class Grader:
         failing = [i for i, entry in enumerate(entries) if entry["status"] == "failed"]
         if not failing:
             return None
-        runs = {name: self._wrong_steps(job, code) for name, code in sorted(job["wrong"].items())}
+        runs = {
+            name: self._wrong_steps(job, code, seed) for name, code in sorted(job["wrong"].items())
+        }
         best: tuple[int, str] | None = None
         for name, wrong_steps in runs.items():
             if all(_same(checks[i], _step(steps, i), _step(wrong_steps, i)) for i in failing):
@@ -115,10 +150,10 @@ class Grader:
                 return {"wrong": name, "confidence": "pattern"}
         return None
 
-    def _wrong_steps(self, job: dict[str, Any], code: str) -> list[report.Step]:
+    def _wrong_steps(self, job: dict[str, Any], code: str, seed: int) -> list[report.Step]:
         """A wrong solution's per-check results, run once per zygote and cached like the
         reference's."""
-        payload = _grade_payload(code, job, self.kind, trap=True)
+        payload = _grade_payload(code, job, self.kind, seed, trap=True)
         key = "wrong:" + hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
         cached = self._wrong_cache.get(key)
         if cached is not None:
@@ -138,9 +173,10 @@ class Grader:
         outcome = self._run({"mode": "snippets", "blocks": blocks}, limits)
         return verdict.snippets(blocks, outcome, time_limit)
 
-    def _reference(self, job: dict[str, Any]) -> verdict.Reference | str:
-        """The reference's outputs, or a sentence saying how the reference failed."""
-        payload = _grade_payload(job["reference"], job, self.kind)
+    def _reference(self, job: dict[str, Any], seed: int) -> verdict.Reference | str:
+        """The reference's outputs on this run's inputs (cached per seed), or a sentence saying
+        how the reference failed."""
+        payload = _grade_payload(job["reference"], job, self.kind, seed)
         key = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
         if key in self._cache:
             self._cache.move_to_end(key)
@@ -222,13 +258,19 @@ def _same(check: dict[str, Any], a: report.Step, b: report.Step) -> bool:
 
 
 def _grade_payload(
-    code: str, job: dict[str, Any], kind: str, *, trap: bool = False
+    code: str, job: dict[str, Any], kind: str, seed: int, *, trap: bool = False
 ) -> dict[str, Any]:
-    """What a sandboxed run gets; ``trap``: arm the forbid rules (not for the reference, whose
-    checks may call what the learner may not)."""
+    """What a sandboxed run gets; ``seed``: the run's seed for `seed: per-run` checks (each
+    check gets its own, the others 0); ``trap``: arm the forbid rules (not for the reference,
+    whose checks may call what the learner may not)."""
     checks = [
-        {"code": c["code"], "compare": c["compare"], "requires": c["requires"]}
-        for c in job["checks"]
+        {
+            "code": c["code"],
+            "compare": c["compare"],
+            "requires": c["requires"],
+            "seed": (seed + index) % (1 << 31) if c["seed"] == jobs.PER_RUN else 0,
+        }
+        for index, c in enumerate(job["checks"])
     ]
     payload = {"mode": "grade", "code": code, "checks": checks, "cuda": kind == "gpu"}
     if trap and job["forbid"]:

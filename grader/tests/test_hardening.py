@@ -248,3 +248,33 @@ def test_check_code_and_torch_itself_may_use_what_the_learner_may_not(pool):
     check = QKV + "torch.nn.functional.scaled_dot_product_attention(q, k, v)\nout = probe()"
     result = pool.grade(forbid_job(code, SDPA, check=check))
     assert result["status"] == "passed", result
+
+
+def seeded_job(code: str) -> dict:
+    return {
+        "code": code,
+        "reference": "def double(x):\n    return x * 2\n",
+        "checks": [
+            {
+                "name": "hidden, random input",
+                "seed": "per-run",
+                "code": "x = torch.randn(4)\nout = double(x)",
+                "compare": "out",
+            }
+        ],
+    }
+
+
+def test_values_extracted_from_a_per_run_seeded_check_do_not_replay(pool):
+    # The attack: learn a hidden check's input (or expected value) from one run, then
+    # submit code that only returns the hard-coded answer. With `seed: per-run` the grader
+    # draws the inputs; the answer stops passing as soon as the seed changes.
+    spy = "def double(x):\n    print('x=', x.tolist())\n    return x * 2\n"
+    first = pool.grade(seeded_job(spy))
+    assert first["status"] == "passed", first
+    values = re.search(r"x= (\[[^\]]*\])", first["output"]).group(1)
+    replay = f"import torch\ndef double(x):\n    return torch.tensor({values}) * 2\n"
+    statuses = [pool.grade(seeded_job(replay))["status"] for _ in range(20)]
+    assert "failed" in statuses, statuses
+    honest = [pool.grade(seeded_job(spy)) for _ in range(4)]
+    assert all(r["status"] == "passed" for r in honest), honest
