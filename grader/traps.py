@@ -15,7 +15,7 @@ reachable from:
 - a forbidden class is trapped in its ``__init__`` (so every alias and every subclass is caught,
   and ``isinstance`` keeps working); a forbidden module has each of its public callables trapped.
 
-A trap called with the submission's code on the stack writes a "forbidden" frame to the result
+A trap called directly by the submission's code writes a "forbidden" frame to the result
 channel at once, before it returns control to the submission, and raises ForbiddenCall; the
 zygote rejects the run. Calls made by check code or by torch for itself are not the submission's
 and pass through. What stays best effort is documented in README.md ("Known limits").
@@ -90,22 +90,19 @@ def _bindings(function: Any, name: str) -> list[Any]:
 
 
 def _caller_line() -> tuple[bool, int | None]:
-    """Whether code other than torch's, the standard library's, the grader's or the checks' is
-    on the stack (the submission's, however it was compiled), and its line in submission.py."""
-    frame: types.FrameType | None = sys._getframe(2)
-    submitted, line = False, None
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if (
-            filename not in _TRUSTED_NAMES
-            and not filename.startswith(_TRUSTED_PREFIXES)
-            and not filename.startswith("<frozen ")  # runpy, importlib: the standard library
-        ):
-            submitted = True
-            if filename == "submission.py" and line is None:
-                line = frame.f_lineno
-        frame = frame.f_back
-    return submitted, line
+    """Whether the trap's direct caller is submitted code (anything but torch's, the standard
+    library's, the grader's or the checks' code, however it was compiled), and its line in
+    submission.py. Only direct calls count: torch calling a forbidden function for itself
+    (F.mse_loss calls torch.broadcast_tensors) is not the learner using it."""
+    frame = sys._getframe(2)
+    filename = frame.f_code.co_filename
+    if (
+        filename in _TRUSTED_NAMES
+        or filename.startswith(_TRUSTED_PREFIXES)
+        or filename.startswith("<frozen ")  # runpy, importlib: the standard library
+    ):
+        return False, None
+    return True, frame.f_lineno if filename == "submission.py" else None
 
 
 def _trap(original: Callable[..., Any], rule: str, fd: int, sent: set[str]) -> Callable[..., Any]:

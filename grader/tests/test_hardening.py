@@ -248,6 +248,15 @@ def test_check_code_and_torch_itself_may_use_what_the_learner_may_not(pool):
     check = QKV + "torch.nn.functional.scaled_dot_product_attention(q, k, v)\nout = probe()"
     result = pool.grade(forbid_job(code, SDPA, check=check))
     assert result["status"] == "passed", result
+    # F.mse_loss calls torch.broadcast_tensors for itself: the learner did not call it.
+    mse = """
+    import torch
+    def probe():
+        torch.nn.functional.mse_loss(torch.ones(3), torch.zeros(3))
+        return "blocked"
+    """
+    result = pool.grade(forbid_job(mse, ["torch.broadcast_tensors"]))
+    assert result["status"] == "passed", result
 
 
 def seeded_job(code: str) -> dict:
