@@ -170,18 +170,50 @@ def arm(rules: list[str], fd: int) -> list[str]:
                 ):
                     tensor_methods[name] = _trap(getattr(torch.Tensor, name), rule, fd, sent)
         armed.append(rule)
-    for module in list(sys.modules.values()):
-        namespace = getattr(module, "__dict__", None)
-        if not isinstance(namespace, dict):
-            continue
-        for key, value in list(namespace.items()):
-            found = replace.get(id(value))
-            if found is not None:
-                namespace[key] = found
+    if not _INDEX:
+        index()
+    for obj in keep:
+        for module_name, key in _INDEX.get(id(obj), ()):
+            namespace = getattr(sys.modules.get(module_name), "__dict__", None)
+            if isinstance(namespace, dict) and namespace.get(key) is obj:
+                namespace[key] = replace[id(obj)]
+    # Modules imported since the index was built (a rule's module, imported above). Comparing
+    # the count first: building the set touches every module name, ~10 ms of copy-on-write.
+    if len(sys.modules) != len(_INDEXED):
+        for module_name in set(sys.modules) - _INDEXED:
+            _replace_in(sys.modules[module_name], replace)
     for name, trap in tensor_methods.items():
         setattr(torch.Tensor, name, trap)
     _KEEP.extend(keep)
     return armed
 
 
+def _replace_in(module: Any, replace: dict[int, Callable[..., Any]]) -> None:
+    namespace = getattr(module, "__dict__", None)
+    if isinstance(namespace, dict):
+        for key, value in list(namespace.items()):
+            found = replace.get(id(value))
+            if found is not None:
+                namespace[key] = found
+
+
 _KEEP: list[Any] = []
+_INDEX: dict[int, list[tuple[str, str]]] = {}  # id of a callable -> (module, name) holding it
+_INDEXED: set[str] = set()
+
+
+def index() -> None:
+    """Where every callable in a loaded module is held, built once in the zygote before the fork
+    server forks (so every sandbox inherits it). Walking every module's namespace in each run
+    would touch the reference count of ~80,000 objects, and copy-on-write would then copy the
+    pages that hold them: ~100 ms a run instead of a few."""
+    _INDEX.clear()
+    _INDEXED.clear()
+    for module_name, module in list(sys.modules.items()):
+        _INDEXED.add(module_name)
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        for key, value in list(namespace.items()):
+            if callable(value) and not isinstance(value, types.ModuleType):
+                _INDEX.setdefault(id(value), []).append((module_name, key))
