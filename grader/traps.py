@@ -162,8 +162,11 @@ def arm(rules: list[str], fd: int) -> list[str]:
                     replace[id(target)] = _trap(target, rule, fd, sent)
                     keep.append(target)
                 name = getattr(target, "__name__", None)
+                # A torch binding (a C function, one aten op) and the Tensor method of the same
+                # name are the same op; a Python function that shares a method's name need not be
+                # (torch.distributed.scatter is not Tensor.scatter).
                 if (
-                    forbid.canonical(rule).startswith("torch.")
+                    isinstance(target, types.BuiltinFunctionType)
                     and isinstance(name, str)
                     and not name.startswith("_")
                     and isinstance(getattr(torch.Tensor, name, None), types.MethodDescriptorType)
