@@ -9,7 +9,7 @@ reachable from:
 
 - every module in ``sys.modules`` whose namespace holds the object (the public name, the defining
   submodule, every re-export, ``torch._C._nn`` for the functional bindings);
-- ``torch.Tensor``'s method of the same name, for a ``torch.X`` function that is also a method;
+- ``torch.Tensor``'s method of the same name, for a torch binding (a C function, one aten op);
 - the bindings a thin Python wrapper calls under its own name (``F.layer_norm`` calls
   ``torch.layer_norm``, ``F.cross_entropy`` calls ``torch._C._nn.cross_entropy_loss``);
 - a forbidden class is trapped in its ``__init__`` (so every alias and every subclass is caught,
