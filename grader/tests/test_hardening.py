@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
+from grader import jobs
 from grader.tests.helpers import assert_still_grading, code_job, probe_job
 from grader.tests.test_attacks import assert_blocked
 
@@ -287,3 +290,10 @@ def test_values_extracted_from_a_per_run_seeded_check_do_not_replay(pool):
     assert "failed" in statuses, statuses
     honest = [pool.grade(seeded_job(spy)) for _ in range(4)]
     assert all(r["status"] == "passed" for r in honest), honest
+
+
+def test_a_seed_setting_other_than_per_run_is_refused():
+    job = seeded_job("def double(x):\n    return x * 2\n")
+    job["checks"][0]["seed"] = 1234  # a fixed seed chosen by the exercise is what we replace
+    with pytest.raises(jobs.JobError, match=r"checks\[0\]\.seed must be 'per-run'"):
+        jobs.normalize_job(job)
