@@ -5,8 +5,11 @@ A rule such as ``nn.MultiheadAttention`` matches the name however it is reached:
 MultiheadAttention [as M]``, ``import torch.nn as tnn; tnn.MultiheadAttention`` and
 ``getattr(nn, "MultiheadAttention")``. ``F`` and ``nn`` in a rule mean torch.nn.functional and
 torch.nn, as in the exercises; a rule without a dot (``sorted``) matches that plain name only.
-This is an exercise rule, not a security boundary: code that builds names at run time (eval,
-importlib) can evade it, and the sandbox does not depend on it.
+An alias by assignment (``t = torch``) is followed too. An exercise with any rule also forbids
+PRIVATE: torch's private bindings reach the same kernels under other names, and ``gc`` reaches
+the originals behind traps.py's wrappers. This is an exercise rule, not a security boundary: code
+that builds names at run time (eval, importlib) can evade it, which is why the rules are also
+enforced at run time by traps.py, and the sandbox does not depend on either.
 """
 
 from __future__ import annotations
@@ -22,10 +25,13 @@ class TooDeep(ValueError):  # noqa: N818 - the grader turns it into a sentence
     of a chain thousands of levels deep would cost the trusted process quadratic time."""
 
 
+PRIVATE = ("torch._C", "torch._VF", "torch.ops", "gc")
+
 _CONVENTIONAL = {"F": "torch.nn.functional", "nn": "torch.nn", "np": "numpy"}
 
 
-def _canonical(name: str) -> str:
+def canonical(name: str) -> str:
+    """The full dotted name: ``F.x`` is ``torch.nn.functional.x``, ``nn.x`` is ``torch.nn.x``."""
     head, _, rest = name.partition(".")
     if head in _CONVENTIONAL:
         return _CONVENTIONAL[head] + ("." + rest if rest else "")
@@ -75,6 +81,18 @@ def _uses(tree: ast.AST) -> Iterable[tuple[str, int]]:
                 full = f"{node.module}.{alias.name}"
                 aliases[alias.asname or alias.name] = full
                 yield full, node.lineno
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr) and node.value:
+            # ``t = torch`` or ``sdpa = F.scaled_dot_product_attention``: t is an alias.
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = (
+                _dotted(node.value) if isinstance(node.value, ast.Attribute | ast.Name) else None
+            )
+            if value is not None:
+                head, _, rest = value.partition(".")
+                full = aliases.get(head, head) + ("." + rest if rest else "")
+                for target in targets:
+                    if isinstance(target, ast.Name) and target.id != head:
+                        aliases[target.id] = full
     for node in ast.walk(tree):
         dotted = _dotted(node) if isinstance(node, ast.Attribute | ast.Call) else None
         if dotted is None:
@@ -90,8 +108,8 @@ def _uses(tree: ast.AST) -> Iterable[tuple[str, int]]:
 
 
 def _matches(used: str, rule: str) -> bool:
-    canonical_rule = _canonical(rule)
-    for candidate in (used, _canonical(used)):
+    canonical_rule = canonical(rule)
+    for candidate in (used, canonical(used)):
         if candidate in (rule, canonical_rule):
             return True
         # "nn.X" also matches "torch.nn.X"; a bare rule ("sum") must not match "torch.sum".
@@ -102,6 +120,8 @@ def _matches(used: str, rule: str) -> bool:
 
 def violations(tree: ast.AST, rules: Sequence[str]) -> list[tuple[str, int]]:
     """The rules the code breaks, each with the first line that breaks it, in rule order."""
+    if rules:
+        rules = [*rules, *(rule for rule in PRIVATE if rule not in rules)]
     first: dict[str, int] = {}
     for used, line in _uses(tree):
         for rule in rules:

@@ -10,15 +10,46 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
+import secrets
 import sys
 import time
 from collections import OrderedDict
 from typing import Any, Protocol
 
-from grader import compare, forbid, jobs, limits, report, verdict
+from grader import compare, forbid, isolate, jobs, limits, report, verdict
 from grader.supervise import Outcome, Run, Supervisor
 
 _CACHE_SIZE = 256
+# A check with `seed: per-run` draws its random inputs from a seed the zygote picks (issue 11,
+# finding 5): values a submission extracts from hidden checks do not replay. Each exercise's seed
+# is kept for SEED_USES grades and then replaced by a fresh one, so the reference's outputs (and
+# the wrong solutions', for the diagnosis) are computed once per seed and cached like the rest:
+# the extra sandboxed run costs one grade in SEED_USES, not every grade.
+SEED_USES = 8
+
+
+class SeedRotation:
+    """Per exercise, the seed its per-run checks use now; drawn with `secrets`, never from the
+    submission, and different in every zygote."""
+
+    def __init__(self, uses: int = SEED_USES) -> None:
+        self.uses = uses
+        self._current: OrderedDict[str, tuple[int, int]] = OrderedDict()  # key -> (seed, left)
+
+    def next(self, job: dict[str, Any]) -> int:
+        if not any(check["seed"] == jobs.PER_RUN for check in job["checks"]):
+            return 0
+        key = hashlib.sha256(
+            json.dumps([job["reference"], job["checks"]], sort_keys=True).encode()
+        ).hexdigest()
+        seed, left = self._current.pop(key, (0, 0))
+        if left <= 0:
+            seed, left = secrets.randbelow(1 << 31) + 1, self.uses
+        self._current[key] = (seed, left - 1)
+        if len(self._current) > _CACHE_SIZE:
+            self._current.popitem(last=False)
+        return seed
 
 
 class MountPoint(Protocol):
@@ -46,6 +77,7 @@ class Grader:
         self._cache: OrderedDict[str, verdict.Reference] = OrderedDict()
         self._wrong_cache: OrderedDict[str, list[report.Step]] = OrderedDict()
         self._spare: Run | None = None
+        self.seeds = SeedRotation()
         self.refill()
 
     def refill(self) -> None:
@@ -59,7 +91,8 @@ class Grader:
         rejection = _rejection(job["code"], job["forbid"])
         if rejection:
             return verdict.result("rejected", rejection, seconds=time.monotonic() - started)
-        reference = self._reference(job)
+        seed = self.seeds.next(job)
+        reference = self._reference(job, seed)
         if isinstance(reference, str):  # not the learner's doing: never their verdict
             failed = verdict.result("error", reference, seconds=time.monotonic() - started)
             return {**failed, "grader_failed": True}
@@ -67,7 +100,13 @@ class Grader:
             message = "Every check of this exercise needs CUDA, which this grader does not have."
             skipped = len(reference.skipped)
             return verdict.result("error", message, skipped=skipped)
-        outcome = self._run(_grade_payload(job["code"], job, self.gpu), job)
+        outcome = self._run(_grade_payload(job["code"], job, self.gpu, seed, trap=True), job)
+        trapped = _trapped(job, outcome)
+        if trapped:
+            status, message = trapped
+            failed = verdict.result(status, message, seconds=time.monotonic() - started)
+            # No armed frame: the sandbox did not set up its traps, so nothing was enforced.
+            return {**failed, "grader_failed": True} if status == "error" else failed
         result = verdict.grade(job, reference, outcome, time.monotonic() - started)
         if not _isolated(outcome):  # the sandbox did not start: nothing of the code ran
             result["grader_failed"] = True
@@ -75,12 +114,13 @@ class Grader:
         result["reference_ms"] = round(reference.seconds * 1000)
         if result["status"] == "failed" and job["wrong"]:
             steps = report.read(outcome.frames, step_kind="check", count=len(job["checks"])).steps
-            result["diagnosis"] = self._diagnose(job, reference, result["checks"], steps)
+            result["diagnosis"] = self._diagnose(job, seed, reference, result["checks"], steps)
         return result
 
     def _diagnose(
         self,
         job: dict[str, Any],
+        seed: int,
         reference: verdict.Reference,
         entries: list[dict[str, Any]],
         steps: list[report.Step],
@@ -97,7 +137,9 @@ class Grader:
         failing = [i for i, entry in enumerate(entries) if entry["status"] == "failed"]
         if not failing:
             return None
-        runs = {name: self._wrong_steps(job, code) for name, code in sorted(job["wrong"].items())}
+        runs = {
+            name: self._wrong_steps(job, code, seed) for name, code in sorted(job["wrong"].items())
+        }
         best: tuple[int, str] | None = None
         for name, wrong_steps in runs.items():
             if all(_same(checks[i], _step(steps, i), _step(wrong_steps, i)) for i in failing):
@@ -123,10 +165,10 @@ class Grader:
                 return {"wrong": name, "confidence": "pattern"}
         return None
 
-    def _wrong_steps(self, job: dict[str, Any], code: str) -> list[report.Step]:
+    def _wrong_steps(self, job: dict[str, Any], code: str, seed: int) -> list[report.Step]:
         """A wrong solution's per-check results, run once per zygote and cached like the
         reference's."""
-        payload = _grade_payload(code, job, self.gpu)
+        payload = _grade_payload(code, job, self.gpu, seed, trap=True)
         key = "wrong:" + hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
         cached = self._wrong_cache.get(key)
         if cached is not None:
@@ -146,9 +188,10 @@ class Grader:
         outcome = self._run({"mode": "snippets", "blocks": blocks}, limits)
         return verdict.snippets(blocks, outcome, time_limit)
 
-    def _reference(self, job: dict[str, Any]) -> verdict.Reference | str:
-        """The reference's outputs, or a sentence saying how the reference failed."""
-        payload = _grade_payload(job["reference"], job, self.gpu)
+    def _reference(self, job: dict[str, Any], seed: int) -> verdict.Reference | str:
+        """The reference's outputs on this run's inputs (cached per seed), or a sentence saying
+        how the reference failed."""
+        payload = _grade_payload(job["reference"], job, self.gpu, seed)
         key = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
         if key in self._cache:
             self._cache.move_to_end(key)
@@ -200,6 +243,7 @@ class Grader:
             "address_space": self.kind == "cpu",
             "gpu_devices": self.gpu,
             "cgroup_memory": run.cgroup.memory if run.cgroup else None,
+            "uid": isolate.sandbox_uid(os.getpid(), run.run_id),
         }
         outcome = self.supervisor.execute(
             run, payload, limits["time_limit"], wait_ready=mode == "exec"
@@ -234,12 +278,49 @@ def _same(check: dict[str, Any], a: report.Step, b: report.Step) -> bool:
     )
 
 
-def _grade_payload(code: str, job: dict[str, Any], gpu: bool) -> dict[str, Any]:
+def _grade_payload(
+    code: str, job: dict[str, Any], gpu: bool, seed: int, *, trap: bool = False
+) -> dict[str, Any]:
+    """What a sandboxed run gets; ``seed``: the run's seed for `seed: per-run` checks (each
+    check gets its own, the others 0); ``trap``: arm the forbid rules (not for the reference,
+    whose checks may call what the learner may not)."""
     checks = [
-        {"code": c["code"], "compare": c["compare"], "requires": c["requires"]}
-        for c in job["checks"]
+        {
+            "code": c["code"],
+            "compare": c["compare"],
+            "requires": c["requires"],
+            "seed": (seed + index) % (1 << 31) if c["seed"] == jobs.PER_RUN else 0,
+        }
+        for index, c in enumerate(job["checks"])
     ]
-    return {"mode": "grade", "code": code, "checks": checks, "cuda": gpu}
+    payload = {"mode": "grade", "code": code, "checks": checks, "cuda": gpu}
+    if trap and job["forbid"]:
+        payload["forbid"] = job["forbid"]
+    return payload
+
+
+def _trapped(job: dict[str, Any], outcome: Outcome) -> tuple[str, str] | None:
+    """The verdict when the forbid rules' traps decide it (traps.py), or None.
+
+    A trap's frame is written the moment the forbidden call happens, so a submission cannot
+    take it back. A run that set up its sandbox but did not confirm its traps before the code
+    ran did not enforce the rules: that is the grader's failure, never a pass.
+    """
+    if not job["forbid"]:
+        return None
+    calls = report.forbidden_calls(outcome.frames, job["forbid"])
+    if calls:
+        names = ", ".join(
+            rule + (f" (line {line})" if line is not None else "") for rule, line in calls
+        )
+        return "rejected", f"Your code called what this exercise forbids: {names}."
+    kinds = [frame.get("kind") for frame in outcome.frames[:3]]
+    if kinds and kinds[0] == "ready":
+        kinds.pop(0)
+    if kinds[:1] == ["isolated"] and kinds[1:2] != ["armed"]:
+        print("sandbox setup failed: no armed frame", file=sys.stderr, flush=True)
+        return "error", "The grader failed internally; this is not a problem with your code."
+    return None
 
 
 def _rejection(code: str, rules: list[str]) -> str | None:

@@ -19,7 +19,24 @@ from dataclasses import dataclass
 
 from grader import cgroups, linux, seccomp
 
-SANDBOX_UID = 65534  # nobody
+# Each run gets its own uid and gid from a small pool per zygote (issue 11, finding 10): the
+# kernel counts RLIMIT_NPROC per uid across the whole machine, so with one shared uid the threads
+# of a run still being torn down, or of another slot's run, counted against the next run's limit.
+# A zygote's pool is UIDS_PER_ZYGOTE uids derived from its pid (unique among live zygotes), used
+# in turn; a run's whole PID namespace is killed when its verdict is decided, so a uid is free
+# again long before it comes round. The range starts at UID_BASE, far above any uid a
+# distribution, systemd or a container's subordinate range hands out; these uids own nothing on
+# the host, so "other" permissions are all they get, exactly as nobody (65534) before.
+UID_BASE = 0x40000000
+UIDS_PER_ZYGOTE = 8
+_PID_MAX = 1 << 22  # the kernel's largest pid_max
+
+
+def sandbox_uid(zygote_pid: int, run_id: int) -> int:
+    """The uid (and gid) of run ``run_id`` of the zygote with pid ``zygote_pid``."""
+    return UID_BASE + (zygote_pid % _PID_MAX) * UIDS_PER_ZYGOTE + run_id % UIDS_PER_ZYGOTE
+
+
 WORKDIR = "/sandbox"
 RESULT_FD = 3  # fds 0-2 are stdio; 3 is the result channel to the zygote
 
@@ -35,6 +52,7 @@ class Limits:
     address_space: bool  # RLIMIT_AS: CPU jobs only, the CUDA driver reserves terabytes
     gpu_devices: bool  # add /dev/nvidia* to /dev
     cgroup_memory: str | None  # the child's memory cgroup, tightened once the job arrives
+    uid: int  # the run's own uid and gid (sandbox_uid)
 
 
 @dataclass(frozen=True)
@@ -96,16 +114,16 @@ def isolate(limits: Limits, root_mountpoint: str) -> None:
         | linux.CLONE_NEWCGROUP
     )
     linux.sethostname("sandbox")
-    _enter_new_root(mount_plan(), root_mountpoint, limits.gpu_devices)
+    _enter_new_root(mount_plan(), root_mountpoint, limits.gpu_devices, limits.uid)
     # Close before RLIMIT_NOFILE drops, so a descriptor above the new limit cannot survive.
     os.closerange(RESULT_FD + 1, 1 << 30)
     _set_rlimits(limits)
     _clear_environment()
-    _drop_privileges()
+    _drop_privileges(limits.uid)
     seccomp.install()
 
 
-def _enter_new_root(plan: MountPlan, root: str, gpu_devices: bool) -> None:
+def _enter_new_root(plan: MountPlan, root: str, gpu_devices: bool, uid: int) -> None:
     # Nothing mounted from here on may propagate back to the host's mount table.
     linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
     linux.mount("tmpfs", root, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=1m,mode=755")
@@ -128,7 +146,7 @@ def _enter_new_root(plan: MountPlan, root: str, gpu_devices: bool) -> None:
     for path, options in (
         ("/dev/shm", "size=16m,nr_inodes=256,mode=1777"),  # noqa: S108 - inside the new root
         ("/tmp", "size=32m,nr_inodes=512,mode=1777"),  # noqa: S108 - inside the new root
-        (WORKDIR, f"size=32m,nr_inodes=512,mode=755,uid={SANDBOX_UID},gid={SANDBOX_UID}"),
+        (WORKDIR, f"size=32m,nr_inodes=512,mode=755,uid={uid},gid={uid}"),
     ):
         os.makedirs(root + path, exist_ok=True)
         linux.mount("tmpfs", root + path, "tmpfs", scratch, options)
@@ -160,9 +178,9 @@ def _enter_new_root(plan: MountPlan, root: str, gpu_devices: bool) -> None:
 
     os.makedirs(root + "/etc", exist_ok=True)
     with open(root + "/etc/passwd", "w") as f:
-        f.write(f"root:x:0:0::/:/nonexistent\nnobody:x:{SANDBOX_UID}:{SANDBOX_UID}::{WORKDIR}:/\n")
+        f.write(f"root:x:0:0::/:/nonexistent\nsandbox:x:{uid}:{uid}::{WORKDIR}:/\n")
     with open(root + "/etc/group", "w") as f:
-        f.write(f"root:x:0:\nnogroup:x:{SANDBOX_UID}:\n")
+        f.write(f"root:x:0:\nsandbox:x:{uid}:\n")
     with open(root + "/etc/hostname", "w") as f:
         f.write("sandbox\n")
 
@@ -205,12 +223,14 @@ def _clear_environment() -> None:
     )
 
 
-def _drop_privileges() -> None:
+def _drop_privileges(uid: int) -> None:
+    if not UID_BASE <= uid < UID_BASE + _PID_MAX * UIDS_PER_ZYGOTE:
+        raise ValueError(f"uid {uid} is not a sandbox uid")
     for cap in range(linux.last_cap() + 1):
         linux.prctl(linux.PR_CAPBSET_DROP, cap)
     os.setgroups([])
-    os.setresgid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID)
+    os.setresgid(uid, uid, uid)
     # With every uid non-zero the kernel clears the permitted and effective capability sets.
-    os.setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID)
+    os.setresuid(uid, uid, uid)
     linux.prctl(linux.PR_SET_NO_NEW_PRIVS, 1)
     linux.prctl(linux.PR_SET_DUMPABLE, 0)

@@ -43,7 +43,8 @@ _JOB_KEYS = {
     "wrong",
 }
 MAX_WRONG_SOLUTIONS = 32
-_CHECK_KEYS = {"name", "visible", "code", "compare", "rtol", "atol", "requires"}
+_CHECK_KEYS = {"name", "visible", "code", "compare", "rtol", "atol", "requires", "seed"}
+PER_RUN = "per-run"  # a check's seed drawn by the grader per run (grading.SeedRotation)
 
 
 class JobError(ValueError):
@@ -122,6 +123,9 @@ def normalize_check(raw: Any, index: int, *, pure: bool | None = None) -> dict[s
     requires = raw.get("requires")
     if requires not in (None, "cuda"):
         raise JobError(f"{where}.requires must be 'cuda' when given")
+    seed = raw.get("seed")
+    if seed not in (None, PER_RUN):
+        raise JobError(f"{where}.seed must be '{PER_RUN}' when given")
     visible = raw.get("visible", False)
     if not isinstance(visible, bool):
         raise JobError(f"{where}.visible must be true or false")
@@ -141,6 +145,7 @@ def normalize_check(raw: Any, index: int, *, pure: bool | None = None) -> dict[s
         "rtol": None if raw.get("rtol") is None else _number(raw["rtol"], f"{where}.rtol"),
         "atol": None if raw.get("atol") is None else _number(raw["atol"], f"{where}.atol"),
         "requires": requires,
+        "seed": seed,
     }
 
 

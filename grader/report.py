@@ -60,6 +60,7 @@ class Report:
     steps: list[Step] = field(default_factory=list)
     ended: bool = False
     malformed: str | None = None
+    armed: list[str] | None = None  # the forbid rules trapped before the code ran (traps.py)
 
 
 def read(frames: list[dict[str, Any]], *, step_kind: str, count: int) -> Report:
@@ -82,12 +83,19 @@ def _read(frames: list[dict[str, Any]], report: Report, step_kind: str, count: i
         return
     queue.pop(0)
     report.isolated = True
+    if queue and queue[0].get("kind") == "armed":
+        rules = queue.pop(0).get("rules")
+        if type(rules) is not list or not all(type(rule) is str for rule in rules):
+            raise _Malformed("an armed frame without its rules")
+        report.armed = rules
     for frame in queue:
         if report.ended:
             raise _Malformed("a frame after the end")
         kind = frame.get("kind")
         if kind == "end":
             report.ended = True
+        elif kind == "forbidden" and report.armed is not None:
+            pass  # read by forbidden_calls, before anything else of the report
         elif kind == "loaded" and step_kind == "check" and not report.loaded:
             report.loaded = True
             report.load_error = _error(frame.get("error"))
@@ -102,6 +110,22 @@ def _read(frames: list[dict[str, Any]], report: Report, step_kind: str, count: i
     complete = len(report.steps) == count
     if report.ended and step_kind == "check" and not report.load_error and not complete:
         raise _Malformed("an end before every check ran")
+
+
+def forbidden_calls(frames: list[dict[str, Any]], rules: list[str]) -> list[tuple[str, int | None]]:
+    """The forbidden calls the traps reported, each rule once with its first line.
+
+    Read from every frame, even in a stream that later broke: a trap writes its frame the moment
+    the call happens, and a frame that claims a forbidden call only ever counts against the run.
+    """
+    calls: dict[str, int | None] = {}
+    for frame in frames:
+        if frame.get("kind") != "forbidden":
+            continue
+        rule, line = frame.get("rule"), frame.get("line")
+        if rule in rules and rule not in calls:
+            calls[rule] = line if type(line) is int else None
+    return list(calls.items())
 
 
 def _step(frame: dict[str, Any]) -> Step:

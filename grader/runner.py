@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 
 import torch
 
-from grader import frames, values
+from grader import frames, traps, values
 from grader.isolate import RESULT_FD, Limits, isolate
 
 SUBMISSION_FILE = "submission.py"
@@ -42,6 +42,10 @@ def serve(*, announce_ready: bool) -> NoReturn:
         isolate(Limits(**payload["limits"]), payload["root"])
         torch.set_num_threads(1)
         frames.write(RESULT_FD, {"kind": "isolated"})
+        if payload.get("forbid"):
+            # Before any submitted code runs, so this frame is as trustworthy as "isolated".
+            armed = traps.arm(payload["forbid"], RESULT_FD)
+            frames.write(RESULT_FD, {"kind": "armed", "rules": armed})
         status = 0
         if payload["mode"] == "snippets":
             _run_snippets(payload["blocks"])
@@ -143,7 +147,8 @@ def _run_check(
 ) -> list[Any]:
     namespace = dict(module.__dict__)
     namespace.update(helpers)
-    torch.manual_seed(0)
+    # The seed comes from the trusted side: 0, or one it drew for this run (`seed: per-run`).
+    torch.manual_seed(check.get("seed", 0))
     exec(compile(check["code"], "<check>", "exec"), namespace)  # noqa: S102 - sandboxed
     results = []
     for expression in check["compare"]:

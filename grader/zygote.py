@@ -77,12 +77,13 @@ def main(argv: list[str] | None = None) -> None:
     inits = InitSpawner.start()  # first, while this process is small and cheap to fork
     _warm_torch(args.kind)
     # Imported after torch is warm; everything a child needs must be imported before the fork.
-    from grader import grading, isolate, runner, seccomp, verdict  # noqa: F401
+    from grader import grading, isolate, runner, seccomp, traps, verdict  # noqa: F401
     from grader.forkserver import ForkServer, hide_cuda
     from grader.supervise import Supervisor, SupervisorError
 
     isolate.mount_plan()
     seccomp.preload()
+    traps.index()
     root = MountPoint()
     root.ensure()
     cgroups = Cgroups()

@@ -21,6 +21,7 @@ import uuid
 import pytest
 
 from grader import jobs
+from grader.isolate import UID_BASE
 from grader.tests.helpers import (
     ENV_SECRET,
     REPO,
@@ -695,7 +696,8 @@ def _children() -> dict[int, list[int]]:
 
 
 def sandbox_processes(pool) -> list[int]:
-    """Processes of the sandbox uid (65534) under this pool's zygotes."""
+    """Processes of a sandbox uid (the per-run pool, or 65534 before it) under this pool's
+    zygotes."""
     tree, found = _children(), []
     stack = list(zygote_pids(pool))
     while stack:
@@ -706,7 +708,7 @@ def sandbox_processes(pool) -> list[int]:
                     uids = next(line for line in f if line.startswith("Uid:")).split()[1:]
             except (OSError, StopIteration):
                 continue
-            if "65534" in uids:
+            if any(uid == "65534" or int(uid) >= UID_BASE for uid in uids):
                 found.append(child)
     return found
 

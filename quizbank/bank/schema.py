@@ -44,6 +44,7 @@ CHECK_OPTIONAL_KEYS = {
     "rtol": (int, float),
     "atol": (int, float),
     "requires": str,
+    "seed": str,
 }
 DEFAULT_TIME_LIMIT = limits.DEFAULT_TIME_LIMIT
 DEFAULT_MEMORY_LIMIT_MB = limits.DEFAULT_MEMORY_MB
@@ -168,6 +169,8 @@ def check_errors(check: Any) -> Errors:
             errors.append((field, "must not be negative"))
     if "requires" in check and check["requires"] != "cuda":
         errors.append(("requires", "the only requirement is 'cuda'"))
+    if "seed" in check and check["seed"] != "per-run":
+        errors.append(("seed", "the only seed setting is 'per-run'"))
     return errors
 
 

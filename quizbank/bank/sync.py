@@ -55,6 +55,8 @@ def _canonical_check(check: dict[str, Any]) -> dict[str, Any]:
         out["visible"] = True
     if check.get("requires"):
         out["requires"] = check["requires"]
+    if check.get("seed"):
+        out["seed"] = check["seed"]
     out["code"] = check["code"]
     out["compare"] = check["compare"]
     for key in ("rtol", "atol"):
