@@ -72,7 +72,9 @@ def prepare(terms: list[Term]) -> None:
             for tsquery in (query, fixed):
                 # Built from [a-z0-9] words, so always this shape; checked anyway, as it is
                 # pasted into a raw tsquery below.
-                if tsquery and TSQUERY_RE.fullmatch(tsquery):
+                # Two phrases may read the same ("learning rate", "learning rates"): each
+                # repeat would be matched and ranked again.
+                if tsquery and TSQUERY_RE.fullmatch(tsquery) and tsquery not in terms[n].queries:
                     terms[n].queries.append(tsquery)
 
 
@@ -112,7 +114,7 @@ def ranked(queryset: QuerySet, terms: list[Term]) -> tuple[list[Row], list[Term]
     if not terms:
         return [], terms
     total = sum(t.weight for t in terms)
-    any_term = _text([q for t in terms for q in t.queries])
+    any_term = _text(list(dict.fromkeys(q for t in terms for q in t.queries)))
     sets = term_sets(terms)
     score: Any = Value(0.0, output_field=FloatField())
     for term in terms:
