@@ -1,10 +1,16 @@
+import copy
+import hashlib
+import json
 from typing import Any
 
+from django.core.cache import cache
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.http import Http404
 
 from accounts.models import Visitor
 
+from .caching import BANK_CACHE_TIMEOUT, bank_version
+from .filters import QuestionFilter
 from .models import Application, Exercise, Question, QuickCheck, Topic
 
 # A list row shows none of the long text; leaving it out keeps list queries narrow.
@@ -103,8 +109,40 @@ def application_list() -> QuerySet[Application]:
 
 def question_facets(filterset: Any) -> dict[str, list[dict[str, Any]]]:
     """Each facet's options with how many questions each would give, the other facets applied
-    (so a count is what ticking that option adds). One query per facet; `filterset` must be valid.
-    The learner's own facets (progress, bookmarked) are counted by the learner app."""
+    (so a count is what ticking that option adds). `filterset` must be valid. The learner's own
+    facets (progress, bookmarked) are counted by the learner app.
+
+    The counts depend only on the bank's filters and on whether the user sees drafts, so they
+    are cached per bank version (caching.py) unless a filter of the learner's own is applied;
+    otherwise one query per facet."""
+    key = _facets_cache_key(filterset)
+    facets = cache.get(key) if key else None
+    if facets is None:
+        facets = _question_facets(filterset)
+        if key:
+            cache.set(key, facets, BANK_CACHE_TIMEOUT)
+    return copy.deepcopy(facets)  # callers mark the ticked options
+
+
+def _facets_cache_key(filterset: Any) -> str | None:
+    bank_filters = set(QuestionFilter.Meta.fields)
+    chosen: dict[str, Any] = {}
+    for name, value in filterset.form.cleaned_data.items():
+        if value in (None, "", [], ()) or (hasattr(value, "exists") and not value):
+            continue
+        if name not in bank_filters:
+            return None  # the learner's own filter: their counts, not the bank's
+        if isinstance(value, str):
+            chosen[name] = " ".join(value.split())
+        else:
+            chosen[name] = sorted(str(getattr(v, "slug", v)) for v in value)
+    user = getattr(filterset.request, "user", None)
+    audience = "staff" if user is not None and user.is_authenticated and user.is_staff else "all"
+    digest = hashlib.sha256(json.dumps(chosen, sort_keys=True).encode()).hexdigest()[:32]
+    return f"quizbank:facets:{bank_version()}:{audience}:{digest}"
+
+
+def _question_facets(filterset: Any) -> dict[str, list[dict[str, Any]]]:
     facets: dict[str, list[dict[str, Any]]] = {}
     for name, model in (("topic", Topic), ("application", Application)):
         ids = filterset.queryset_without(name).order_by().values("pk")

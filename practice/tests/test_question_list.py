@@ -5,6 +5,8 @@ import pytest
 
 from practice.models import Activity
 from practice.services import learning
+from quizbank.models import Question
+from quizbank.tests.test_admin import change_form_data
 from quizbank.tests.factories import ApplicationFactory, QuestionFactory, TopicFactory
 
 pytestmark = pytest.mark.django_db
@@ -134,8 +136,8 @@ def test_the_list_runs_a_fixed_number_of_queries(
     client, user, bank, signed_in, django_assert_num_queries
 ):
     """Anonymous: topic validation, count, rows, the rows' topics and applications, and four
-    facets. Signed in: plus session and user, the learner's own two facets, and whether they
-    hide difficulty."""
+    facets, which the next request with the same filters reads from the cache. Signed in: plus
+    session and user, the learner's own two facets, and whether they hide difficulty."""
     for n in range(30):
         QuestionFactory(slug=f"more-{n:02}", applications=[bank["hard-tensor"].applications.get()])
     if signed_in:
@@ -146,8 +148,51 @@ def test_the_list_runs_a_fixed_number_of_queries(
     with django_assert_num_queries(14 if signed_in else 9):
         response = client.get("/questions/?topic=tensors&difficulty=easy,hard&page=1")
     assert response.status_code == 200
-    with django_assert_num_queries(14 if signed_in else 9):
+    with django_assert_num_queries(10 if signed_in else 5):
         client.get("/questions/?topic=tensors&difficulty=easy,hard", **HTMX)
+    with django_assert_num_queries(10 if signed_in else 5):
+        client.get("/questions/?difficulty=hard,easy&topic=tensors&page=2")
+
+
+def test_facet_counts_change_when_a_question_is_published_or_edited_in_the_admin(
+    client, admin_client, bank, django_capture_on_commit_callbacks
+):
+    """The counts are cached (per bank version); curation must never leave one stale."""
+    assert facet(client.get("/questions/"), "topic") == {
+        "tensors": (3, False),
+        "autograd": (2, False),
+    }
+    draft = Question.objects.get(slug="a-draft")
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(
+            "/admin/quizbank/question/", {"action": "publish", "_selected_action": [draft.pk]}
+        )
+    assert facet(client.get("/questions/"), "topic") == {
+        "tensors": (4, False),
+        "autograd": (2, False),
+    }
+
+    question = bank["easy-tensor"]
+    data = change_form_data(admin_client, question)
+    data.update(difficulty="medium", topics=[bank["easy-grad"].primary_topic.pk])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(f"/admin/quizbank/question/{question.pk}/change/", data)
+    assert response.status_code == 302
+    counts = client.get("/questions/")
+    assert facet(counts, "difficulty")["medium"] == (1, False)
+    assert facet(counts, "topic") == {"tensors": (3, False), "autograd": (3, False)}
+
+
+def test_the_learners_own_filters_are_never_served_from_the_bank_cache(
+    client, user, bank, django_assert_num_queries
+):
+    client.force_login(user)
+    learning.bookmark_toggle(user=user, question=bank["easy-tensor"])
+    first = client.get("/questions/?bookmarked=true")
+    assert facet(first, "topic") == {"tensors": (1, False), "autograd": (0, False)}
+    learning.bookmark_toggle(user=user, question=bank["easy-grad"])
+    again = client.get("/questions/?bookmarked=true")
+    assert facet(again, "topic") == {"tensors": (1, False), "autograd": (1, False)}
 
 
 def test_a_search_that_finds_nothing_says_so_and_offers_popular_questions(client, bank):
