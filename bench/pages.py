@@ -88,7 +88,8 @@ def main() -> None:
                 timings[label].append((time.perf_counter() - started) * 1000)
                 assert response.status_code == 200
         print(
-            f"{'page':<22} {'p50 ms':>8} {'p95 ms':>8} {'req/s':>8} {'queries':>8} {'time/home':>10}"
+            f"{'page':<22} {'p50 ms':>8} {'p95 ms':>8} {'req/s':>8} {'queries':>8}"
+            f" {'time/home':>10}"
         )
         home = statistics.mean(timings["/"])
         for label, (url, before) in cases.items():

@@ -6,8 +6,8 @@ import pytest
 from practice.models import Activity
 from practice.services import learning
 from quizbank.models import Question
-from quizbank.tests.test_admin import change_form_data
 from quizbank.tests.factories import ApplicationFactory, QuestionFactory, TopicFactory
+from quizbank.tests.test_admin import change_form_data
 
 pytestmark = pytest.mark.django_db
 
