@@ -12,10 +12,11 @@ relevance floor does not move with the filters and the counts add up to the list
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from django.contrib.postgres.fields import ArrayField
 from django.db import connection
 from django.db.models import (
+    BigIntegerField,
     BooleanField,
     Case,
     F,
@@ -26,10 +27,13 @@ from django.db.models import (
     Value,
     When,
 )
+from django.db.models.functions import Cast
 
 from . import fallback, postgres
 from .highlight import highlight, question_search_fields, snippet
 from .terms import MIN_SHARE_OF_BEST, WORD_RE, Term, marked_words, search_terms
+
+BIGINT_ARRAY = ArrayField(BigIntegerField())
 
 __all__ = [
     "SearchResults",
@@ -41,34 +45,6 @@ __all__ = [
     "search_terms",
     "snippet",
 ]
-
-
-class _IdIn(Func):
-    """`pk = ANY(ids)`: one array parameter however many ids (IN takes one each)."""
-
-    output_field = BooleanField()
-
-    def __init__(self, ids: list[int]) -> None:
-        super().__init__(F("pk"))
-        self.ids = ids
-
-    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:
-        sql, params = compiler.compile(self.source_expressions[0])
-        return f"{sql} = ANY(%s::bigint[])", [*params, self.ids]
-
-
-class _Position(Func):
-    """Where a row's pk stands in `ids`: the order the search ranked it in."""
-
-    output_field = IntegerField()
-
-    def __init__(self, ids: list[int]) -> None:
-        super().__init__(F("pk"))
-        self.ids = ids
-
-    def as_sql(self, compiler: Any, connection: Any, **extra: Any) -> tuple[str, list[Any]]:
-        sql, params = compiler.compile(self.source_expressions[0])
-        return f"array_position(%s::bigint[], {sql})", [self.ids, *params]
 
 
 @dataclass(frozen=True)
@@ -87,7 +63,17 @@ class SearchResults:
             search_text=Value(self.marked, output_field=TextField())
         )
         if connection.vendor == "postgresql":
-            return queryset.filter(_IdIn(self.ids)).order_by(_Position(self.ids).asc())
+            # One array parameter however many ids (IN would take one each).
+            ids = Cast(Value(self.ids, output_field=BIGINT_ARRAY), BIGINT_ARRAY)
+            within = Func(
+                F("pk"),
+                ids,
+                arg_joiner=" = ANY(",
+                template="%(expressions)s)",
+                output_field=BooleanField(),
+            )
+            place = Func(ids, F("pk"), function="array_position", output_field=IntegerField())
+            return queryset.filter(within).order_by(place.asc())
         order = Case(
             *(When(pk=pk, then=Value(n)) for n, pk in enumerate(self.ids)),
             output_field=IntegerField(),
