@@ -135,8 +135,9 @@ def test_the_list_pages_by_twenty(client, bank):
 def test_the_list_runs_a_fixed_number_of_queries(
     client, user, bank, signed_in, django_assert_num_queries
 ):
-    """Anonymous: topic validation, count, rows, the rows' topics and applications, and four
-    facets, which the next request with the same filters reads from the cache. Signed in: plus
+    """Anonymous: topic validation, rows, the rows' topics and applications, and four facets
+    (the kind facet gives the list's count), which the next request with the same filters reads
+    from the cache. Signed in: plus
     session and user, the learner's own two facets, and whether they hide difficulty."""
     for n in range(30):
         QuestionFactory(slug=f"more-{n:02}", applications=[bank["hard-tensor"].applications.get()])
@@ -145,12 +146,12 @@ def test_the_list_runs_a_fixed_number_of_queries(
         for question in list(bank.values())[:2]:
             learning.bookmark_toggle(user=user, question=question)
             learning.answer_reveal(user=user, question=question)
-    with django_assert_num_queries(14 if signed_in else 9):
+    with django_assert_num_queries(13 if signed_in else 8):
         response = client.get("/questions/?topic=tensors&difficulty=easy,hard&page=1")
     assert response.status_code == 200
-    with django_assert_num_queries(10 if signed_in else 5):
+    with django_assert_num_queries(9 if signed_in else 4):
         client.get("/questions/?topic=tensors&difficulty=easy,hard", **HTMX)
-    with django_assert_num_queries(10 if signed_in else 5):
+    with django_assert_num_queries(9 if signed_in else 4):
         client.get("/questions/?difficulty=hard,easy&topic=tensors&page=2")
 
 
@@ -222,3 +223,20 @@ def test_a_signed_in_search_counts_the_learners_facets(client, bank, django_user
     response = client.get("/questions/?search=broadcasting")
     assert slugs(response) == ["both"]
     assert facet(response, "progress")["not_started"] == (1, False)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "kind=code",
+        "kind=code,concept&topic=tensors",
+        "difficulty=easy&kind=concept",
+        "application=vision",
+        "topic=autograd&search=tensor",
+    ],
+)
+def test_the_list_count_taken_from_the_kind_facet_is_the_apis_count(client, api, bank, query):
+    page = client.get(f"/questions/?{query}").context["page"]
+    assert page.paginator.count == api.get(f"/api/questions/?{query}").json()["count"]
+    assert page.paginator.count == len(slugs(client.get(f"/questions/?{query}")))

@@ -89,6 +89,15 @@ def _facets(filterset, request) -> list[dict[str, Any]]:
     return groups
 
 
+def _list_count(facets: list[dict[str, Any]]) -> int:
+    """How many questions the list holds, from the kind facet (no COUNT query of its own): every
+    question has exactly one kind, and the facet counts each kind with every other filter applied,
+    so the ticked kinds (all, when none is) add up to the list."""
+    options = next(group["options"] for group in facets if group["name"] == "kind")
+    ticked = [o for o in options if o["selected"]] or options
+    return sum(o["count"] for o in ticked)
+
+
 @vary_on_headers("HX-Request")
 def question_list(request):
     """The list of questions, filtered by the same FilterSet as GET /api/questions/. An htmx
@@ -99,12 +108,16 @@ def question_list(request):
     filterset = LearnerQuestionFilter(request.GET, queryset=rows, request=request)
     valid = filterset.is_valid()
     questions = filterset.qs if valid else rows.none()
-    page = Paginator(questions, PAGE_SIZE).get_page(request.GET.get("page"))
+    facets = _facets(filterset, request) if valid else []
+    paginator = Paginator(questions, PAGE_SIZE)
+    if facets:
+        paginator.count = _list_count(facets)  # type: ignore[misc]
+    page = paginator.get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     context = {
         "filterset": filterset,
-        "facets": _facets(filterset, request) if valid else [],
+        "facets": facets,
         "page": page,
         "query": query.urlencode(),
         "filtered": any(v for k, v in request.GET.lists() if k != "page" and any(v)),
