@@ -115,7 +115,9 @@ def question_facets(filterset: Any) -> dict[str, list[dict[str, Any]]]:
     The counts depend only on the bank's filters and on whether the user sees drafts, so they
     are cached per bank version (caching.py) unless a filter of the learner's own is applied;
     otherwise one query per facet."""
-    key = _facets_cache_key(filterset)
+    key = question_list_cache_key(filterset)
+    if key:
+        key += ":facets"
     facets = cache.get(key) if key else None
     if facets is None:
         facets = _question_facets(filterset)
@@ -124,7 +126,10 @@ def question_facets(filterset: Any) -> dict[str, list[dict[str, Any]]]:
     return copy.deepcopy(facets)  # callers mark the ticked options
 
 
-def _facets_cache_key(filterset: Any) -> str | None:
+def question_list_cache_key(filterset: Any) -> str | None:
+    """The cache key of what the list shows for `filterset`'s filters that is the same for every
+    user who sees the same questions (published, or all for staff), in this bank version; None
+    when a filter of the learner's own is applied."""
     bank_filters = set(QuestionFilter.Meta.fields)
     chosen: dict[str, Any] = {}
     for name, value in filterset.form.cleaned_data.items():
@@ -133,7 +138,7 @@ def _facets_cache_key(filterset: Any) -> str | None:
         if name not in bank_filters:
             return None  # the learner's own filter: their counts, not the bank's
         if isinstance(value, str):
-            chosen[name] = " ".join(value.split())
+            chosen[name] = value
         else:
             chosen[name] = sorted(str(getattr(v, "slug", v)) for v in value)
     user = getattr(filterset.request, "user", None)
