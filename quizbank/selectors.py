@@ -129,7 +129,14 @@ def question_facets(filterset: Any) -> dict[str, list[dict[str, Any]]]:
 def question_list_cache_key(filterset: Any) -> str | None:
     """The cache key of what the list shows for `filterset`'s filters that is the same for every
     user who sees the same questions (published, or all for staff), in this bank version; None
-    when a filter of the learner's own is applied."""
+    when a filter of the learner's own is applied. Worked out once per FilterSet (one read of
+    the bank version a request)."""
+    if "_list_cache_key" not in filterset.__dict__:
+        filterset.__dict__["_list_cache_key"] = _list_cache_key(filterset)
+    return filterset.__dict__["_list_cache_key"]
+
+
+def _list_cache_key(filterset: Any) -> str | None:
     bank_filters = set(QuestionFilter.Meta.fields)
     chosen: dict[str, Any] = {}
     for name, value in filterset.form.cleaned_data.items():
@@ -144,7 +151,7 @@ def question_list_cache_key(filterset: Any) -> str | None:
     user = getattr(filterset.request, "user", None)
     audience = "staff" if user is not None and user.is_authenticated and user.is_staff else "all"
     digest = hashlib.sha256(json.dumps(chosen, sort_keys=True).encode()).hexdigest()[:32]
-    return f"quizbank:facets:{bank_version()}:{audience}:{digest}"
+    return f"quizbank:list:{bank_version()}:{audience}:{digest}"
 
 
 def _question_facets(filterset: Any) -> dict[str, list[dict[str, Any]]]:
