@@ -120,7 +120,7 @@ def question_list(request):
     facets = _facets(filterset, request) if valid else []
     paginator = Paginator(questions, PAGE_SIZE)
     if facets:
-        paginator.count = _list_count(facets)  # type: ignore[misc]
+        paginator.count = _list_count(facets)
     page = paginator.get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
