@@ -31,8 +31,10 @@ def _fast_password_hashing(settings):
 def _clean_cache():
     # The cache (Redis in CI) outlives each test's rolled-back transaction: a count cached by one
     # test must not be read by the next.
-    from django.core.cache import cache
+    from django.core.cache import caches
 
-    cache.clear()
+    for alias in ("default", "local"):
+        caches[alias].clear()
     yield
-    cache.clear()
+    for alias in ("default", "local"):
+        caches[alias].clear()

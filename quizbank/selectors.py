@@ -3,13 +3,12 @@ import hashlib
 import json
 from typing import Any
 
-from django.core.cache import cache
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.http import Http404
 
 from accounts.models import Visitor
 
-from .caching import BANK_CACHE_TIMEOUT, bank_version
+from .caching import bank_fact_get, bank_fact_set, bank_version
 from .filters import QuestionFilter
 from .models import Application, Exercise, Question, QuickCheck, Topic
 
@@ -118,11 +117,12 @@ def question_facets(filterset: Any) -> dict[str, list[dict[str, Any]]]:
     key = question_list_cache_key(filterset)
     if key:
         key += ":facets"
-    facets = cache.get(key) if key else None
+    if not key:
+        return _question_facets(filterset)
+    facets = bank_fact_get(key)
     if facets is None:
         facets = _question_facets(filterset)
-        if key:
-            cache.set(key, facets, BANK_CACHE_TIMEOUT)
+        bank_fact_set(key, facets)
     return copy.deepcopy(facets)  # callers mark the ticked options
 
 

@@ -201,6 +201,13 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     CELERY_BROKER_URL = "memory://"
     CELERY_TASK_ALWAYS_EAGER = True
+# Each process's own copy of cached bank facts. Their keys hold the bank version, so an entry never
+# changes: only the version is read from the shared cache on each request (quizbank/caching.py).
+CACHES["local"] = {
+    "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+    "LOCATION": "bank-facts",
+    "OPTIONS": {"MAX_ENTRIES": 2000},
+}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
