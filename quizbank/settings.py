@@ -191,6 +191,7 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "quizbank <noreply@loc
 # Redis is both the Celery broker and the cache when REDIS_URL is set. Without it (the development
 # default) there is no broker: tasks run in the web process, and grading still uses the sandbox.
 REDIS_URL = os.environ.get("REDIS_URL", "")
+CACHES: dict[str, dict[str, Any]]
 if REDIS_URL:
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
