@@ -2,6 +2,7 @@
 partial updates, and a number of queries that does not grow with the page."""
 
 import pytest
+from django.core.management import call_command
 
 from practice.models import Activity
 from practice.services import learning
@@ -242,3 +243,23 @@ def test_the_list_count_taken_from_the_kind_facet_is_the_apis_count(client, api,
     page = client.get(f"/questions/?{query}").context["page"]
     assert page.paginator.count == api.get(f"/api/questions/?{query}").json()["count"]
     assert page.paginator.count == len(slugs(client.get(f"/questions/?{query}")))
+
+
+def test_the_cached_list_changes_when_load_bank_adds_or_edits_a_question(
+    client, tmp_path, django_capture_on_commit_callbacks
+):
+    from quizbank.tests.test_bank_files import concept, edit_question, write_bank
+
+    root = write_bank(tmp_path / "bank", {"view-vs-reshape": concept()})
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("load_bank", str(root))
+    first = client.get("/questions/")
+    assert facet(first, "difficulty")["medium"] == (1, False)
+    assert "What does view need?" in first.content.decode()
+    edit_question(root, difficulty="hard", title="When does view fail?")
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("load_bank", str(root))
+    edited = client.get("/questions/")
+    assert facet(edited, "difficulty")["medium"] == (0, False)
+    assert facet(edited, "difficulty")["hard"] == (1, False)
+    assert "When does view fail?" in edited.content.decode()
