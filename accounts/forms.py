@@ -6,7 +6,7 @@ from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.core.exceptions import ValidationError
 
 from . import throttling
-from .models import Profile
+from .models import DAILY_GOAL_MAX, DAILY_GOAL_MIN, Profile
 
 
 class PlainLabels:
@@ -63,6 +63,14 @@ class SignupForm(PlainLabels, UserCreationForm):
 
 
 class ProfileForm(PlainLabels, forms.ModelForm):
+    # Declared, not derived: the model's PositiveSmallIntegerField would render min="0" (its own
+    # lower bound), letting the browser accept a goal the server then refuses.
+    daily_goal = forms.IntegerField(
+        label="Daily goal",
+        min_value=DAILY_GOAL_MIN,
+        max_value=DAILY_GOAL_MAX,
+        help_text=f"Questions to practise a day ({DAILY_GOAL_MIN} to {DAILY_GOAL_MAX}).",
+    )
     email = forms.EmailField(
         required=False,
         max_length=254,
@@ -75,11 +83,9 @@ class ProfileForm(PlainLabels, forms.ModelForm):
         labels = {"daily_goal": "Daily goal", "hide_difficulty": "Hide difficulty everywhere"}
         help_texts = {
             "display_name": "How the site greets you. Leave empty to use your username.",
-            "daily_goal": "Questions to practise a day (1 to 200).",
             "hide_difficulty": "As in a real interview: no easy, medium or hard on the question "
             "list, question pages and reviews.",
         }
-        widgets = {"daily_goal": forms.NumberInput(attrs={"min": 1, "max": 200})}
 
 
 class TokenForm(PlainLabels, forms.Form):

@@ -20,6 +20,11 @@ class User(AbstractUser):
 Visitor: TypeAlias = "User | AnonymousUser | None"
 
 
+# The daily goal's range, read by the model's validators, its constraint and the form's input.
+DAILY_GOAL_MIN = 1
+DAILY_GOAL_MAX = 200
+
+
 class Profile(models.Model):
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile"
@@ -27,7 +32,7 @@ class Profile(models.Model):
     display_name = models.CharField(max_length=80, blank=True)
     daily_goal = models.PositiveSmallIntegerField(
         default=5,
-        validators=[MinValueValidator(1), MaxValueValidator(200)],
+        validators=[MinValueValidator(DAILY_GOAL_MIN), MaxValueValidator(DAILY_GOAL_MAX)],
         help_text="Questions to practise a day.",
     )
     hide_difficulty = models.BooleanField(
@@ -39,7 +44,7 @@ class Profile(models.Model):
     class Meta:
         constraints = [
             models.CheckConstraint(
-                condition=models.Q(daily_goal__gte=1, daily_goal__lte=200),
+                condition=models.Q(daily_goal__gte=DAILY_GOAL_MIN, daily_goal__lte=DAILY_GOAL_MAX),
                 name="profile_daily_goal_range",
             )
         ]

@@ -4,14 +4,21 @@
   (b) the sandbox pool (a warm zygote forks an isolated child per submission);
   (c) end to end: POST /api/submissions/ -> verdict, through Redis and a real Celery worker;
   (d) "Run examples" (the visible checks only) beside a full submit, on a real bank exercise,
-      interleaved in one pool, and a failing submit with its diagnosis.
+      interleaved in one pool, and a failing submit with its diagnosis;
+  (e) fairness (issue 13, finding 8): one learner posts a backlog of code that sleeps, then other
+      learners post correct code while it waits; POST -> verdict through Redis and a Celery
+      worker, twice: "before" (no per-learner cap, a flat 10 s limit, one slot per core) and
+      "after" (the defaults: one submission per learner in flight, the limit fitted to the
+      reference, two slots per core); then a mix of many learners' submissions, one in ten
+      sleeping, posted at once: time to drain it and POST -> verdict.
 
-    .venv/bin/python bench/grading.py [-n 40] [--cold 8] [--burst 100]
+    .venv/bin/python bench/grading.py [-n 40] [--cold 8] [--burst 100] [--only-fairness]
+        [--slow 10] [--others 5] [--each 4] [--gap 0.2] [--mixed-users 10] [--mixed-each 10]
         [--database-url postgres://postgres@127.0.0.1:5432/quizbank_bench_grading]
         [--redis-url redis://127.0.0.1:6379/14]
 
 Prints p50/p95 per submission, throughput, and the ratios (targets: (c) p50 <= 150 ms; (b) >= 20x
-faster than (a); >= 25 verdicts/s sustained on 2 cores).
+faster than (a); >= 25 verdicts/s sustained on 2 cores; (e) the other learners' p95 under 2 s).
 """
 
 from __future__ import annotations
@@ -98,11 +105,21 @@ def main() -> None:
         "--redis-url", default=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
     )
     parser.add_argument("--slots", type=int, default=2)
+    parser.add_argument("--only-fairness", action="store_true", help="run (e) alone")
+    parser.add_argument("--slow", type=int, default=10, help="(e): the slow learner's backlog")
+    parser.add_argument("--others", type=int, default=5, help="(e): other learners")
+    parser.add_argument("--each", type=int, default=4, help="(e): correct submissions each")
+    parser.add_argument("--gap", type=float, default=0.2, help="(e): seconds between their posts")
+    parser.add_argument("--mixed-users", type=int, default=10, help="(e): learners in the mix")
+    parser.add_argument("--mixed-each", type=int, default=10, help="(e): submissions each")
     args = parser.parse_args()
 
     from grader import SandboxPool
 
     python = os.environ.get("GRADER_PYTHON", str(ROOT / ".venv-grader" / "bin" / "python"))
+    if args.only_fairness:
+        fairness(args, python)
+        return
     print(f"grading one exercise with {len(CHECKS)} checks; {os.cpu_count()} CPUs\n")
 
     with SandboxPool(python, kind="gpu", prespawn=False) as cold:
@@ -118,6 +135,7 @@ def main() -> None:
         )
         examples_vs_submit(pool, args.n)
     c, c_rate = end_to_end(args, python)
+    fairness(args, python)
 
     print()
     print(f"(a)/(b) p50 ratio: {a / b:.1f}x faster through the pool (target >= 20x)")
@@ -147,7 +165,8 @@ def examples_vs_submit(pool, count: int, slug: str = "attention-from-scratch") -
     print(f"(d) examples p50 is {s / e:.1f}x faster than a full submit")
 
 
-def end_to_end(args, python: str) -> tuple[float, float]:
+def _site(args, python: str):
+    """A scratch database with one exercise (the bench's), Django set up against it."""
     os.environ.update(
         DATABASE_URL=args.database_url,
         REDIS_URL=args.redis_url,
@@ -161,13 +180,11 @@ def end_to_end(args, python: str) -> tuple[float, float]:
     django.setup()
     from django.core.management import call_command
     from django.db import connection
-    from django.test import Client
 
-    from practice.models import Submission
     from quizbank.models import Exercise, Question, Topic
 
     sys.path.insert(0, str(ROOT / "bench"))
-    from api import _drop_database, _recreate_database  # noqa: PLC0415 - sibling script
+    from api import _recreate_database  # noqa: PLC0415 - sibling script
     from django.db import connections
 
     name = connection.settings_dict["NAME"]
@@ -188,35 +205,39 @@ def end_to_end(args, python: str) -> tuple[float, float]:
     Exercise.objects.create(
         question=question, starter_code=SOLUTION, solution_code=SOLUTION, checks=CHECKS
     )
+    return name
+
+
+def _worker(slots: int, **env: str) -> subprocess.Popen:
+    command = [sys.executable, "-m", "celery", "-A", "quizbank", "worker", "-Q", "cpu"]
+    command += ["-P", "threads", "-c", str(slots), "--without-gossip", "--without-mingle"]
+    return subprocess.Popen(
+        [*command, "-l", "warning"],
+        cwd=ROOT,
+        env={**os.environ, "GRADER_SLOTS": str(slots), **env},
+        start_new_session=True,
+    )
+
+
+def end_to_end(args, python: str) -> tuple[float, float]:
+    name = _site(args, python)
+    from django.db import connection
+    from django.test import Client
+
+    from practice.models import Submission
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from api import _drop_database  # noqa: PLC0415 - sibling script
+    from django.conf import settings
     from django.contrib.auth import get_user_model
 
     user = get_user_model().objects.create_user("bench", password="bench-password-123")
     client = Client()
     client.force_login(user)
 
-    worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "quizbank",
-            "worker",
-            "-Q",
-            "cpu",
-            "-P",
-            "threads",
-            "-c",
-            str(args.slots),
-            "--without-gossip",
-            "--without-mingle",
-            "-l",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=dict(os.environ),
-        start_new_session=True,
-    )
+    # One learner's burst measures throughput here, so no per-learner cap: (e) measures that.
+    settings.GRADER_USER_IN_FLIGHT = 0
+    worker = _worker(args.slots, GRADER_USER_IN_FLIGHT="0")
     try:
 
         def post_and_wait() -> dict:
@@ -260,6 +281,154 @@ def end_to_end(args, python: str) -> tuple[float, float]:
     finally:
         os.killpg(worker.pid, 9)
         worker.wait()
+        connection.close()
+        _drop_database(name)
+
+
+SLEEPER = "import time\ntime.sleep(600)\n\n" + SOLUTION
+
+
+def fairness(args, python: str) -> None:
+    """(e): a slow learner's backlog and other learners' correct code, before and after."""
+    name = _site(args, python)
+    import threading
+
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+
+    from grader import limits
+    from practice.models import Submission
+    from quizbank.models import Exercise
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from api import _drop_database  # noqa: PLC0415 - sibling script
+
+    users = get_user_model().objects
+    cores = os.cpu_count() or 1
+    exercise = Exercise.objects.get()
+    print(
+        f"\n(e) fairness: 1 learner posts {args.slow} submissions that sleep, then "
+        f"{args.others} learners post {args.each} correct ones each, one every {args.gap:g} s"
+    )
+
+    def phase(label: str, *, slots: int, cap: int, fitted: bool) -> None:
+        settings.GRADER_USER_IN_FLIGHT = cap  # this process dispatches; the worker releases
+        # "before": the flat limit every exercise had (a measurement that fits to the ceiling)
+        measured = None if fitted else exercise.time_limit / limits.TIME_LIMIT_FACTOR
+        digest = exercise.content_digest if measured else ""
+        Exercise.objects.update(reference_seconds=measured, reference_digest=digest)
+        worker = _worker(slots, GRADER_USER_IN_FLIGHT=str(cap))
+        clients: dict[str, Client] = {}
+
+        def client_for(username: str) -> Client:
+            if username not in clients:
+                clients[username] = Client()
+                user = users.get_or_create(username=f"{label}-{username}")[0]
+                clients[username].force_login(user)
+            return clients[username]
+
+        def post(username: str, code: str) -> int:
+            response = client_for(username).post(
+                "/api/submissions/", {"question": "scale", "code": code}, "application/json"
+            )
+            assert response.status_code == 201, response.content
+            return response.json()["id"]
+
+        def wait(ids: list[int]) -> None:
+            while Submission.objects.filter(pk__in=ids, status__in=["queued", "running"]).exists():
+                time.sleep(0.02)
+
+        def run(posts: list[tuple[str, str, float]]) -> tuple[dict[int, float], float]:
+            """POST each (learner, code, pause after), then wait for every verdict; returns each
+            submission's POST -> verdict seconds and the time from the first POST to the last."""
+            posted: dict[int, float] = {}
+            done: dict[int, float] = {}
+            stop = threading.Event()
+
+            def watch() -> None:
+                while not stop.is_set():
+                    pending = [pk for pk in list(posted) if pk not in done]
+                    finished = Submission.objects.filter(pk__in=pending).exclude(
+                        status__in=["queued", "running"]
+                    )
+                    now = time.perf_counter()
+                    for pk in finished.values_list("pk", flat=True):
+                        done[pk] = now
+                    time.sleep(0.01)
+                connection.close()
+
+            watcher = threading.Thread(target=watch)
+            watcher.start()
+            t0 = time.perf_counter()
+            for username, code, pause in posts:
+                pk = post(username, code)
+                posted[pk] = time.perf_counter()
+                time.sleep(pause)
+            while len(done) < len(posted) and time.perf_counter() - t0 < 900:
+                time.sleep(0.05)
+            stop.set()
+            watcher.join()
+            return {pk: done[pk] - posted[pk] for pk in done}, max(done.values()) - t0
+
+        try:
+            wait([post("warm", SOLUTION) for _ in range(3)])  # zygotes; "after": measures
+            exercise.refresh_from_db()
+            limit = exercise.fitted_time_limit
+            print(
+                f"{label}: {slots} slots on {cores} cores, per-learner cap {cap or 'none'}, "
+                f"time limit {limit:g} s"
+            )
+            backlog = [("slow", SLEEPER, 0.0)] * args.slow
+            others = [
+                (f"user{i % args.others}", SOLUTION, args.gap)
+                for i in range(args.others * args.each)
+            ]
+            latency, _ = run(backlog + others)
+            ids = sorted(latency)
+            slow_ids, other_ids = ids[: args.slow], ids[args.slow :]
+            statuses = Submission.objects.filter(pk__in=other_ids).values_list("status", flat=True)
+            assert set(statuses) == {"passed"}, set(statuses)
+            seconds = sorted(latency[i] for i in other_ids)
+            stats(f"(e) {label}: others, POST -> verdict", seconds)
+            stats(f"(e) {label}: slow learner's", [latency[i] for i in slow_ids])
+            p95[label] = seconds[min(len(seconds) - 1, round(0.95 * (len(seconds) - 1)))]
+
+            # The fault run's mix: many learners at once, one submission in ten sleeping.
+            count = args.mixed_users * args.mixed_each
+            learners = args.mixed_users
+            # Round k: learner number k (mod 10) posts code that sleeps, so the sleepers are
+            # spread over the learners as in the fault run, never one learner's backlog.
+            sleeps = [(i // learners) % 10 == (i % learners) % 10 for i in range(count)]
+            mixed = [
+                (f"mixed{i % learners}", SLEEPER if sleeps[i] else SOLUTION, 0.0)
+                for i in range(count)
+            ]
+            latency, drain = run(mixed)
+            ids = sorted(latency)
+            print(
+                f"(e) {label}: {count} mixed from {args.mixed_users} learners "
+                f"({sum(sleeps)} sleeping) drained in {drain:.1f} s = "
+                f"{count / drain:.1f} verdicts/s"
+            )
+            stats(f"(e) {label}: mixed, all", list(latency.values()))
+            correct = [latency[pk] for pk, slow in zip(ids, sleeps, strict=True) if not slow]
+            stats(f"(e) {label}: mixed, the correct ones", correct)
+        finally:
+            os.killpg(worker.pid, 9)
+            worker.wait()
+            Submission.objects.filter(status__in=["queued", "running"]).update(status="error")
+
+    p95: dict[str, float] = {}
+    try:
+        phase("before", slots=cores, cap=0, fitted=False)
+        phase("after", slots=settings.GRADER_SLOTS, cap=1, fitted=True)
+        print(
+            f"(e) others' p95: {p95['before']:.2f} s before, {p95['after']:.2f} s after "
+            f"({p95['before'] / p95['after']:.0f}x; target under 2 s)"
+        )
+    finally:
         connection.close()
         _drop_database(name)
 

@@ -1,6 +1,7 @@
 // Rebuilds what quizbank vendors into static/vendor/ (run `npm ci && npm run build` here):
 // codemirror.js, the editor bundled once by esbuild, with the licences of every package in it;
-// htmx.min.js, copied from the htmx.org package, with its licence.
+// htmx.min.js, copied from the htmx.org package, with its licence; and axe-core for the accessibility
+// test (practice/tests/e2e/vendor/, never served: the test injects it into each page it checks).
 import {
   copyFileSync,
   existsSync,
@@ -64,5 +65,12 @@ for (const font of readdirSync(`${katex}fonts`).filter((f) => f.endsWith(".woff2
   copyFileSync(`${katex}fonts/${font}`, `${vendor}katex/fonts/${font}`);
 }
 writeFileSync(`${vendor}katex/LICENSE.txt`, licence("katex"));
+
+// axe-core checks every learner page in the end-to-end tests; committed so that the tests need no
+// network and no npm at test time.
+const axeDir = `${here}../practice/tests/e2e/vendor/`;
+mkdirSync(axeDir, { recursive: true });
+copyFileSync(`${here}node_modules/axe-core/axe.min.js`, `${axeDir}axe.min.js`);
+writeFileSync(`${axeDir}axe.LICENSE.txt`, licence("axe-core"));
 
 console.log(`bundled ${packages.size} packages into static/vendor/codemirror.js; copied htmx.min.js`);

@@ -1,9 +1,14 @@
-"""Per-child cgroup v1 memory and pids limits, nested under the zygote's own cgroups.
+"""Per-child cgroup v1 memory, pids and cpu limits, nested under the zygote's own cgroups.
 
 RLIMIT_AS bounds what one process maps; the memory cgroup bounds what the child really uses,
 tmpfs files included, and tells us afterwards whether the kernel killed it for memory. The pids
 cgroup bounds threads, which seccomp cannot (threads are allowed). Where the controllers are not
 mounted or not writable the layer is reported inactive and the rlimits still apply.
+
+The cpu cgroup (its own layer, "cpu": optional on its own) gives every run the same weight and at
+most one core: a worker runs more slots than cores so that sleeping or blocked runs do not hold a
+core's worth of grading (issue 13, finding 8), and this keeps the runs that do compute, threads
+included, from taking more than their share. RLIMIT_CPU stays the guard against loops.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from dataclasses import dataclass
 
 _ROOT = "/sys/fs/cgroup"
 _counter = itertools.count()
+CPU_SHARES = 1024  # the same weight for every run
+CPU_QUOTA_CORES = 1.0  # at most one core per run, whatever threads it starts
 
 
 def _own_dir(controller: str) -> str | None:
@@ -36,10 +43,15 @@ def _own_dir(controller: str) -> str | None:
 class ChildCgroup:
     memory: str
     pids: str
+    cpu: str | None = None
+
+    @property
+    def paths(self) -> list[str]:
+        return [self.memory, self.pids, *([self.cpu] if self.cpu else [])]
 
     @property
     def procs_files(self) -> list[str]:
-        return [os.path.join(self.memory, "cgroup.procs"), os.path.join(self.pids, "cgroup.procs")]
+        return [os.path.join(path, "cgroup.procs") for path in self.paths]
 
     def oom_killed(self) -> bool:
         try:
@@ -60,7 +72,7 @@ class ChildCgroup:
         release the last task.
         """
         removed = True
-        for path in (self.memory, self.pids):
+        for path in self.paths:
             for attempt in range(attempts):
                 try:
                     os.rmdir(path)
@@ -76,14 +88,17 @@ class ChildCgroup:
 
 
 class Cgroups:
-    """Creates one memory+pids cgroup pair per sandboxed child."""
+    """Creates one memory+pids(+cpu) cgroup set per sandboxed child."""
 
     def __init__(self) -> None:
         self.memory_parent = _own_dir("memory")
         self.pids_parent = _own_dir("pids")
+        self.cpu_parent = _own_dir("cpu")
         self.prefix = f"quizbank-{os.getpid()}-"
+        self.cpu_active = False  # probed on its own: memory and pids work without it
         self.active = self._probe()
         if self.active:
+            self.cpu_active = self._probe_cpu()
             self._sweep()
 
     def _probe(self) -> bool:
@@ -95,9 +110,27 @@ class Cgroups:
             return False
         return True
 
+    def _probe_cpu(self) -> bool:
+        if not self.cpu_parent:
+            return False
+        path = os.path.join(self.cpu_parent, f"{self.prefix}probe")
+        try:
+            os.mkdir(path)
+        except OSError:
+            return False
+        try:
+            _limit_cpu(path)
+        except OSError:
+            return False
+        finally:
+            with contextlib.suppress(OSError):
+                os.rmdir(path)
+        return True
+
     def _sweep(self) -> None:
         """Remove directories left by zygotes that were killed before they cleaned up."""
-        for parent in (self.memory_parent, self.pids_parent):
+        parents = [self.memory_parent, self.pids_parent]
+        for parent in parents + ([self.cpu_parent] if self.cpu_active else []):
             assert parent is not None
             for name in os.listdir(parent):
                 if not name.startswith("quizbank-"):
@@ -113,15 +146,28 @@ class Cgroups:
         group = ChildCgroup(
             os.path.join(self.memory_parent, name), os.path.join(self.pids_parent, name)
         )
+        if self.cpu_active:
+            assert self.cpu_parent
+            group = ChildCgroup(group.memory, group.pids, os.path.join(self.cpu_parent, name))
         os.mkdir(group.memory)
         try:
             os.mkdir(group.pids)
             _write(os.path.join(group.memory, "memory.limit_in_bytes"), memory_bytes)
             _write(os.path.join(group.pids, "pids.max"), pids)
+            if group.cpu:
+                os.mkdir(group.cpu)
+                _limit_cpu(group.cpu)
         except OSError:
             group.remove()
             raise
         return group
+
+
+def _limit_cpu(path: str) -> None:
+    with open(os.path.join(path, "cpu.cfs_period_us")) as f:
+        period = int(f.read())
+    _write(os.path.join(path, "cpu.shares"), CPU_SHARES)
+    _write(os.path.join(path, "cpu.cfs_quota_us"), int(period * CPU_QUOTA_CORES))
 
 
 def _write(path: str, value: int) -> None:

@@ -61,6 +61,7 @@ class Grader:
         outcome = self._run(_grade_payload(job["code"], job, self.kind), job)
         result = verdict.grade(job, reference, outcome, time.monotonic() - started)
         result["diagnosis"] = None
+        result["reference_ms"] = round(reference.seconds * 1000)
         if result["status"] == "failed" and job["wrong"]:
             steps = report.read(outcome.frames, step_kind="check", count=len(job["checks"])).steps
             result["diagnosis"] = self._diagnose(job, reference, result["checks"], steps)
@@ -166,6 +167,7 @@ class Grader:
         reference = verdict.Reference(
             skipped=tuple(step.skipped for step in run.steps),
             values=tuple(step.values for step in run.steps),
+            seconds=outcome.seconds,
         )
         self._cache[key] = reference
         if len(self._cache) > _CACHE_SIZE:

@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     )
 
     def layers() -> dict[str, bool]:
-        return {"cgroups": cgroups.active, "root": root.healthy}
+        return {"cgroups": cgroups.active, "cpu": cgroups.cpu_active, "root": root.healthy}
 
     _send(responses, {"ready": True, "pid": os.getpid(), "layers": layers()})
     try:

@@ -9,7 +9,7 @@ class PracticeConfig(AppConfig):
     def ready(self) -> None:
         from quizbank.api_router import router
 
-        from .api import views
+        from .api import review, views
 
         router.register("questions", views.LearnerQuestionViewSet, basename="question")
         router.register("quick-checks", views.QuickCheckViewSet, basename="quick-check")
@@ -18,3 +18,4 @@ class PracticeConfig(AppConfig):
         router.register("interviews", views.InterviewViewSet, basename="interview")
         router.register("plans", views.PlanViewSet, basename="plan")
         router.register("me", views.MeViewSet, basename="me")
+        router.register("reviews", review.ReviewViewSet, basename="review")

@@ -42,7 +42,7 @@ def exercise_job(exercise: Exercise, code: str, *, examples: bool = False) -> di
         "reference": exercise.solution_code,
         "checks": checks,
         "forbid": exercise.forbid,
-        "time_limit": exercise.time_limit,
+        "time_limit": exercise.fitted_time_limit,
         "memory_limit_mb": exercise.memory_limit_mb,
         "queue": exercise.queue,
         "wrong": exercise.wrong_solutions,
@@ -50,4 +50,9 @@ def exercise_job(exercise: Exercise, code: str, *, examples: bool = False) -> di
 
 
 def grade(exercise: Exercise, code: str, *, examples: bool = False) -> dict[str, Any]:
-    return sandbox_pool(exercise.queue).grade(exercise_job(exercise, code, examples=examples))
+    result = sandbox_pool(exercise.queue).grade(exercise_job(exercise, code, examples=examples))
+    reference_ms = result.get("reference_ms")
+    # Only a run of every check measures the reference that a submission's limit is fitted to.
+    if not examples and isinstance(reference_ms, int) and reference_ms > 0 and exercise.pk:
+        exercise.record_reference_time(reference_ms / 1000)
+    return result

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import actions, interviews, pages, plans
+from .views import actions, interviews, pages, plans, review
 
 app_name = "practice"
 
@@ -20,7 +20,11 @@ urlpatterns = [
     path("questions/<slug:slug>/note/", actions.note, name="note"),
     path("questions/<slug:slug>/submissions/", actions.submit, name="submit"),
     path("submissions/<int:pk>/", actions.submission_detail, name="submission-detail"),
-    path("review/", pages.review, name="review"),
+    path("review/", review.review, name="review"),
+    path("review/undo/", review.undo, name="review-undo"),
+    path("review/<slug:slug>/rate/", review.rate, name="review-rate"),
+    path("review/<slug:slug>/hint/", review.hint, name="review-hint"),
+    path("review/<slug:slug>/give-up/", review.give_up, name="review-give-up"),
     path("progress/", pages.progress, name="progress"),
     path("plans/", plans.plan_list, name="plan-list"),
     path("plans/<slug:slug>/", plans.plan_detail, name="plan-detail"),

@@ -1,13 +1,18 @@
 from itertools import chain
 from typing import Any
 
+import yaml
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.forms.fields import InvalidJSONInput
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
 
+from .bank.files import dump_yaml, parse_yaml
 from .bank.schema import exercise_errors
 from .models import Application, Exercise, Hint, Question, QuickCheck, Topic
 
@@ -29,6 +34,68 @@ class CurationForm(forms.ModelForm):
             if isinstance(value, str):
                 cleaned[name] = value.replace("\r\n", "\n").replace("\r", "\n")
         return cleaned
+
+
+class YAMLField(forms.JSONField):
+    """A JSON field edited as YAML, written as the bank's files write it (block lists, code as
+    literal blocks), so a curator reads and edits checks, choices and concepts as they appear in
+    fixtures/bank/ rather than as one line of escaped JSON. Invalid YAML is refused with its line;
+    `texts=True` also requires a list of texts."""
+
+    widget = forms.Textarea(attrs={"rows": 6, "spellcheck": "false", "class": "vLargeTextField"})
+
+    def __init__(self, *, texts: bool = False, **kwargs: Any) -> None:
+        self.texts = texts
+        super().__init__(**kwargs)
+
+    def to_python(self, value: Any) -> Any:
+        if self.disabled or not isinstance(value, str):
+            return value
+        if not value.strip():
+            return None
+        try:
+            data = parse_yaml(value)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+            where = f"line {mark.line + 1}: " if mark else ""
+            problem = getattr(exc, "problem", None) or str(exc)
+            raise ValidationError(f"{where}invalid YAML: {problem}", code="invalid") from exc
+        if self.texts and not (isinstance(data, list) and all(isinstance(v, str) for v in data)):
+            raise ValidationError("must be a list of texts, one “- ” line each", code="invalid")
+        return data
+
+    def bound_data(self, data: Any, initial: Any) -> Any:
+        if self.disabled or data is None:
+            return initial if self.disabled else None
+        try:
+            return parse_yaml(data)
+        except yaml.YAMLError:
+            return InvalidJSONInput(data)
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, InvalidJSONInput) or value is None:
+            return value or ""
+        return dump_yaml(value).removesuffix("...\n")
+
+    def has_changed(self, initial: Any, data: Any) -> bool:
+        try:
+            return self.to_python(data) != initial
+        except ValidationError:
+            return True
+
+
+def _yaml_formfield(db_field: Any, **kwargs: Any) -> forms.Field:
+    texts = db_field.name in ("concepts", "choices")
+    return db_field.formfield(form_class=YAMLField, texts=texts, **kwargs)
+
+
+class YAMLFieldsMixin:
+    """Every JSON field of the bank's models is edited as YAML."""
+
+    def formfield_for_dbfield(self, db_field: Any, request: Any, **kwargs: Any) -> Any:
+        if isinstance(db_field, models.JSONField):
+            return _yaml_formfield(db_field, **kwargs)
+        return super().formfield_for_dbfield(db_field, request, **kwargs)  # type: ignore[misc]
 
 
 # Where the bank schema's error for a file or key belongs on the exercise form.
@@ -112,30 +179,54 @@ class HintInline(admin.TabularInline):
     ordering = ["order"]
 
 
-class QuickCheckInline(admin.StackedInline):
+class QuickCheckInline(YAMLFieldsMixin, admin.StackedInline):
     model = QuickCheck
     form = CurationForm
     extra = 0
     ordering = ["order"]
 
 
-class ExerciseInline(admin.StackedInline):
+class ExerciseInline(YAMLFieldsMixin, admin.StackedInline):
     model = Exercise
     form = ExerciseForm
     extra = 0
     max_num = 1
+    readonly_fields = ["learners_time_limit"]
     fieldsets = [
-        (None, {"fields": ["queue", "time_limit", "memory_limit_mb", "starter_code"]}),
+        (
+            None,
+            {
+                "fields": [
+                    "queue",
+                    "time_limit",
+                    "learners_time_limit",
+                    "memory_limit_mb",
+                    "starter_code",
+                ]
+            },
+        ),
         (
             "Grader only (never shown to learners)",
             {"fields": ["solution_code", "checks", "forbid", "wrong_solutions"]},
         ),
     ]
 
+    @admin.display(description="Learners' time limit")
+    def learners_time_limit(self, exercise: Exercise) -> str:
+        if exercise.pk is None:
+            return "-"
+        limit = f"{exercise.fitted_time_limit:g} s"
+        measured = exercise.reference_seconds
+        if measured is None or exercise.reference_digest != exercise.content_digest:
+            return f"{limit}: the time limit above until the grader measures the reference"
+        rule = exercise.time_limit_rule
+        return f"{limit}: {rule}, up to the limit above (it took {measured:.3f} s)"
+
 
 @admin.register(Question)
-class QuestionAdmin(SimpleHistoryAdmin):
+class QuestionAdmin(YAMLFieldsMixin, SimpleHistoryAdmin):
     list_display = ["title", "slug", "status", "difficulty", "kind", "primary_topic", "updated_at"]
+    ordering = ["-updated_at"]  # what a curator just worked on comes first
     list_filter = ["status", "primary_topic", "topics", "difficulty", "kind", "applications"]
     search_fields = ["slug", "title", "prompt", "answer"]
     list_select_related = ["primary_topic"]

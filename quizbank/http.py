@@ -1,4 +1,4 @@
-"""Input no view can use, refused at the door.
+"""Input no view can use, refused at the door; and the site's own page for a 405.
 
 PostgreSQL text cannot hold a NUL character: a NUL in a URL, a query string or a form field that
 reaches a query raises a DataError (a 500). Rather than guard every lookup and filter, requests
@@ -10,6 +10,8 @@ from collections.abc import Callable
 from urllib.parse import unquote_to_bytes
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.urls import Resolver404, resolve
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 
@@ -34,3 +36,40 @@ class RejectNulMiddleware:
                 return JsonResponse({"detail": message}, status=400)
             return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
         return self.get_response(request)
+
+
+class MethodNotAllowedPageMiddleware:
+    """A page of the site's own for a 405 on a page URL.
+
+    require_POST and friends answer a bare HttpResponseNotAllowed, which browsers show as their own
+    blank error page: someone who opens an action's address (a bookmarked "reveal the answer", a
+    link pasted from the address bar) is left with nothing. The API keeps DRF's JSON answer."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if response.status_code != 405 or request.path.startswith("/api/"):
+            return response
+        if response.streaming or response.content:  # a body of its own: keep it
+            return response
+        allowed = response.get("Allow", "")
+        page = render(
+            request,
+            "405.html",
+            {"allowed": allowed.replace(",", ", "), "back": _parent_page(request.path)},
+            status=405,
+        )
+        page["Allow"] = allowed
+        return page
+
+
+def _parent_page(path: str) -> str:
+    """The page an action belongs to (/questions/x/bookmark/ -> /questions/x/), if it is one."""
+    parent = path.rstrip("/").rsplit("/", 1)[0] + "/"
+    try:
+        resolve(parent)
+    except Resolver404:
+        return ""
+    return parent

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from django.conf import settings
@@ -249,8 +251,18 @@ class Exercise(models.Model):
     )
     time_limit = models.FloatField(
         default=limits.DEFAULT_TIME_LIMIT,
-        help_text=f"Seconds of wall time per submission (at most {limits.MAX_TIME_LIMIT:g}).",
+        help_text=(
+            f"The most seconds of wall time a submission may take (at most "
+            f"{limits.MAX_TIME_LIMIT:g}); learners get {limits.TIME_LIMIT_FACTOR:g}x the "
+            f"reference solution's measured time, at least {limits.TIME_LIMIT_FLOOR:g} s, "
+            "up to this."
+        ),
     )
+    # The reference solution's run as the grader measured it, and for which reference and checks
+    # (a digest): an edit of either makes the measurement stale, and the ceiling applies until the
+    # grader measures again. Written by the grader client, never by hand.
+    reference_seconds = models.FloatField(null=True, blank=True, editable=False)
+    reference_digest = models.CharField(max_length=64, blank=True, editable=False)
     memory_limit_mb = models.PositiveIntegerField(
         default=limits.DEFAULT_MEMORY_MB,
         help_text=f"From {limits.MIN_MEMORY_MB} to {limits.MAX_MEMORY_MB} MiB.",
@@ -278,6 +290,42 @@ class Exercise(models.Model):
 
     def __str__(self) -> str:
         return f"Exercise for {self.question_id}"
+
+    @property
+    def content_digest(self) -> str:
+        """What the reference's measured time depends on: the reference and the checks."""
+        content = json.dumps([self.solution_code, self.checks], sort_keys=True)
+        return hashlib.sha256(content.encode()).hexdigest()
+
+    @property
+    def fitted_time_limit(self) -> float:
+        """The time limit a submission runs under, as learners are told it (grader.limits)."""
+        measured = self.reference_seconds
+        if self.reference_digest != self.content_digest:
+            measured = None
+        return limits.fitted_time_limit(measured, self.time_limit)
+
+    @property
+    def time_limit_fitted(self) -> bool:
+        return self.fitted_time_limit < self.time_limit
+
+    @property
+    def time_limit_rule(self) -> str:
+        return (
+            f"{limits.TIME_LIMIT_FACTOR:g} times what the reference solution takes, "
+            f"at least {limits.TIME_LIMIT_FLOOR:g} s"
+        )
+
+    def record_reference_time(self, seconds: float) -> None:
+        """Store the grader's measurement of the reference, once per reference and checks, so
+        the limit a learner is told stays put between submissions."""
+        digest = self.content_digest
+        if self.reference_digest == digest and self.reference_seconds is not None:
+            return
+        Exercise.objects.filter(pk=self.pk).exclude(
+            reference_digest=digest, reference_seconds__isnull=False
+        ).update(reference_seconds=seconds, reference_digest=digest)
+        self.reference_seconds, self.reference_digest = seconds, digest
 
     @property
     def visible_checks(self) -> list[dict[str, Any]]:

@@ -78,6 +78,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    "quizbank.http.MethodNotAllowedPageMiddleware",
 ]
 
 ROOT_URLCONF = "quizbank.urls"
@@ -224,7 +225,14 @@ CELERY_BEAT_SCHEDULE = {
 
 # The grader's interpreter: a separate virtual environment with torch and nothing of Django.
 GRADER_PYTHON = os.environ.get("GRADER_PYTHON", str(BASE_DIR / ".venv-grader" / "bin" / "python"))
-GRADER_SLOTS = int(os.environ.get("GRADER_SLOTS", "2"))
+# More slots than cores: a run that sleeps or blocks does not use its core, and each run's cpu
+# cgroup keeps those that compute to one core and an equal share (grader/cgroups.py). A worker
+# runs one thread per slot unless told otherwise (the GPU worker: `-c 1`).
+GRADER_SLOTS = int(os.environ.get("GRADER_SLOTS", str(2 * (os.cpu_count() or 1))))
+CELERY_WORKER_CONCURRENCY = GRADER_SLOTS
+# How many submissions of one learner may be in the broker or in a slot at once, per queue; the
+# rest wait in the database (practice/services/dispatch.py). 0: no cap.
+GRADER_USER_IN_FLIGHT = int(os.environ.get("GRADER_USER_IN_FLIGHT", "1"))
 # Seconds a submission may wait in a queue, or run past its time limit, before the sweep steps in.
 GRADER_QUEUE_DEADLINE = int(os.environ.get("GRADER_QUEUE_DEADLINE", "120"))
 GRADER_GPU_QUEUE_DEADLINE = int(os.environ.get("GRADER_GPU_QUEUE_DEADLINE", "600"))

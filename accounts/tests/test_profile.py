@@ -1,6 +1,8 @@
+import re
+
 import pytest
 
-from accounts.models import Profile
+from accounts.models import DAILY_GOAL_MAX, DAILY_GOAL_MIN, Profile
 
 pytestmark = pytest.mark.django_db
 
@@ -30,3 +32,17 @@ def test_a_daily_goal_out_of_range_is_refused(client, user):
     response = client.post("/accounts/profile/", {"display_name": "", "daily_goal": "0"})
     assert response.status_code == 200
     assert b"greater than or equal to 1" in response.content
+
+
+def test_the_daily_goal_input_allows_only_what_the_server_accepts(client, user):
+    client.force_login(user)
+    page = client.get("/accounts/profile/").content.decode()
+    field = re.search(r'<input[^>]*name="daily_goal"[^>]*>', page)
+    assert field is not None
+    assert f'min="{DAILY_GOAL_MIN}"' in field.group(0)
+    assert f'max="{DAILY_GOAL_MAX}"' in field.group(0)
+    for refused in (DAILY_GOAL_MIN - 1, DAILY_GOAL_MAX + 1):
+        response = client.post("/accounts/profile/", {"display_name": "", "daily_goal": refused})
+        assert response.status_code == 200 and b"errorlist" in response.content
+    client.post("/accounts/profile/", {"display_name": "", "daily_goal": DAILY_GOAL_MIN})
+    assert Profile.objects.get(user=user).daily_goal == DAILY_GOAL_MIN

@@ -123,7 +123,10 @@ function mount(textarea) {
         EditorState.tabSize.of(4),
         theme,
         syntaxHighlighting(highlight),
+        // tabindex: the editing area is already reachable by Tab (contenteditable), but saying so
+        // lets checkers (axe's scrollable-region-focusable) see that its scroller is reachable.
         EditorView.contentAttributes.of({
+          tabindex: "0",
           "aria-label": label ? label.textContent.trim() : "Code editor",
           "aria-describedby": textarea.getAttribute("aria-describedby") || "",
         }),

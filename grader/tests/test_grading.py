@@ -36,6 +36,7 @@ def test_the_reference_solution_passes_and_the_gpu_check_is_skipped(pool):
         "duration_ms",
         "skipped",
         "diagnosis",
+        "reference_ms",
     }
     assert set(result["checks"][0]) == {"name", "status", "message", "visible"}
 

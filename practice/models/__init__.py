@@ -1,5 +1,5 @@
 """The learner app's models, by subject: what a learner does with questions (learning), mock
-interviews and study plans."""
+interviews, study plans and review sessions."""
 
 from .interviews import InterviewQuestion, MockInterview
 from .learning import (
@@ -16,6 +16,7 @@ from .learning import (
     SubmissionQuerySet,
 )
 from .plans import PlanEnrollment, PlanItem, PlanSection, StudyPlan
+from .review import CodeReview, ReviewUndo
 
 __all__ = [
     "MAX_CODE_BYTES",
@@ -23,6 +24,7 @@ __all__ = [
     "MAX_TRIES",
     "Activity",
     "Bookmark",
+    "CodeReview",
     "InterviewQuestion",
     "MockInterview",
     "Note",
@@ -32,6 +34,7 @@ __all__ = [
     "PlanSection",
     "QuestionProgress",
     "ReviewCard",
+    "ReviewUndo",
     "StudyPlan",
     "Submission",
     "SubmissionQuerySet",

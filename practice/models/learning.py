@@ -71,6 +71,9 @@ class Submission(models.Model):
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
     # When the sweep should step in if the submission is still queued or running by then.
     deadline_at = models.DateTimeField(null=True, blank=True)
+    # Queued but not yet sent to the broker: its learner has GRADER_USER_IN_FLIGHT others in
+    # flight on this queue (services/dispatch.py). It has no deadline until it is sent.
+    held = models.BooleanField(default=False)
 
     objects = SubmissionQuerySet.as_manager()
 

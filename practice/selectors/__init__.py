@@ -1,6 +1,7 @@
 """Reads about a learner's practice: their state on each question, what to do next, the review
 queue and the progress dashboard. Every function takes the user and reads only their rows.
-Mock interviews' reads are in interviews.py, study plans' in plans.py."""
+Mock interviews' reads are in interviews.py, study plans' in plans.py, review decks' in
+review.py."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from quizbank.models import Question, Topic
 
 from .. import workers
 from ..models import Activity, Bookmark, Note, QuestionProgress, ReviewCard, Submission
-from ..services.learning import SCHEDULER, fsrs_card
+from ..services.learning import SCHEDULER, fsrs_card, next_due
 
 HEATMAP_WEEKS = 53
 RECENT_ACTIVITY = 12
@@ -186,7 +187,7 @@ def review_intervals(*, card: ReviewCard, now: Any = None) -> dict[str, Any]:
         scheduled, _ = SCHEDULER.review_card(
             fsrs_card(card), fsrs.Rating(value), review_datetime=now
         )
-        intervals[label.lower()] = scheduled.due - now
+        intervals[label.lower()] = next_due(scheduled=scheduled.due, rating=value, now=now) - now
     return intervals
 
 

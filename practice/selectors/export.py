@@ -12,6 +12,7 @@ from accounts.models import Profile, User
 from ..models import (
     Activity,
     Bookmark,
+    CodeReview,
     Note,
     PlanEnrollment,
     QuestionProgress,
@@ -131,6 +132,22 @@ def account_export(*, user: User) -> dict[str, Any]:
             for row in activity_rows(user=user)
             if row["kind"] in (Activity.Kind.RATING, Activity.Kind.SUBMISSION)
         ],
+        # Code questions reviewed by solving them again, and how the grader rated each. (The
+        # snapshot kept to undo the last rating is internal and left out.)
+        "code_reviews": list(
+            CodeReview.objects.filter(**mine)
+            .order_by("started_at", "id")
+            .values(
+                "question__slug",
+                "started_at",
+                "ended_at",
+                "hints_used",
+                "retries",
+                "rating",
+                "gave_up",
+                "submission",
+            )
+        ),
         "interviews": [
             interview_report(interview=interview)
             for interview in interview_list(user=user).order_by("started_at", "id")

@@ -1,6 +1,7 @@
 """Services for what a learner does with a question: reveal hints and the answer, answer quick
 checks, rate their recall (which schedules the next review with FSRS), get a verdict, bookmark and
 keep a note. Submissions and their grading are in submissions.py; it calls `verdict_record`.
+Review sessions (decks, undo, code reviewed by solving again) are in review.py.
 
 Every service here takes a signed-in user; the views let anonymous visitors read and try things
 without calling them. Preconditions shared by all: `question` is visible to `user`.
@@ -8,7 +9,7 @@ without calling them. Preconditions shared by all: `question` is visible to `use
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, time, timedelta
 from typing import Any
 
 import fsrs
@@ -76,6 +77,17 @@ def fsrs_card(card: ReviewCard) -> fsrs.Card:
     )
 
 
+def next_due(*, scheduled: datetime, rating: int, now: datetime) -> datetime:
+    """When a card rated `rating` at `now` comes back. FSRS's own answer, except that a card rated
+    "hard" is not shown again the same day (in TIME_ZONE): a short learning step after "hard"
+    would bring back, minutes later, a question the learner has just recalled."""
+    if rating != Rating.HARD:
+        return scheduled
+    today = timezone.localtime(now).date()
+    tomorrow = timezone.make_aware(datetime.combine(today + timedelta(days=1), time.min))
+    return max(scheduled, tomorrow)
+
+
 def _schedule(
     *, user: User, question: Question, rating: int, now: datetime, automatic: bool = False
 ) -> ReviewCard:
@@ -93,7 +105,7 @@ def _schedule(
     card.step = scheduled.step
     card.stability = scheduled.stability
     card.difficulty = scheduled.difficulty
-    card.due = scheduled.due
+    card.due = next_due(scheduled=scheduled.due, rating=rating, now=now)
     card.last_review = scheduled.last_review
     card.last_rating = rating
     card.reviews += 1
@@ -165,17 +177,24 @@ def quick_check_answer(
 def review_rate(*, user: User, question: Question, rating: int) -> ReviewCard:
     """The learner rates how well they recalled the answer; FSRS schedules the next review.
     Rating a concept question good or easy solves it (a code question is solved by passing)."""
+    card, _ = rating_record(user=user, question=question, rating=rating, now=timezone.now())
+    return card
+
+
+def rating_record(
+    *, user: User, question: Question, rating: int, now: datetime
+) -> tuple[ReviewCard, Activity]:
+    """review_rate's work, returning the review-log row too. Call inside a transaction."""
     if rating not in Rating.values:
         raise ValidationError({"rating": "Rate with again, hard, good or easy."})
-    now = timezone.now()
     progress = _progress(user=user, question=question, now=now)
-    Activity.objects.create(
+    activity = Activity.objects.create(
         user=user, question=question, kind=Activity.Kind.RATING, rating=rating, created_at=now
     )
     if question.kind == Question.Kind.CONCEPT and rating >= Rating.GOOD:
         _solve(progress, now=now)
     progress.save()
-    return _schedule(user=user, question=question, rating=rating, now=now)
+    return _schedule(user=user, question=question, rating=rating, now=now), activity
 
 
 @transaction.atomic
@@ -199,6 +218,11 @@ def verdict_record(*, submission: Submission) -> None:
     if passed:
         _solve(progress, now=now)
     progress.save()
+    # A code question under review is rated once, when its review ends, from how it went.
+    from .review import code_review_verdict  # review.py builds on this module
+
+    if code_review_verdict(submission=submission, now=now):
+        return
     rating = Rating.GOOD if passed else Rating.AGAIN
     _schedule(user=user, question=question, rating=rating, now=now, automatic=not passed)
 

@@ -20,7 +20,7 @@ from quizbank.models import Exercise, Question
 
 from .. import grader_client, workers
 from ..models import MAX_CODE_BYTES, MAX_TRIES, Submission
-from . import learning
+from . import dispatch, learning
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ def submission_create(
     _mark_queued(submission, now=timezone.now())
     submission.full_clean()
     submission.save()
-    transaction.on_commit(lambda: _enqueue(submission.pk, submission.queue))
+    dispatch.submission_dispatch(submission=submission)  # enqueued on commit, or held (fairness)
     return submission
 
 
@@ -140,6 +140,7 @@ def submission_grade(*, submission_id: int, worker: str) -> Submission | None:
     submission.save()
     if learners_fault and not examples:  # a broken exercise is never scored against the learner
         learning.verdict_record(submission=submission)
+    dispatch.user_release_held(user_id=submission.user_id, queue=submission.queue)
     return submission
 
 
@@ -216,4 +217,5 @@ def submission_sweep(*, now: Any = None) -> dict[str, int]:
             submission.save()
     if requeued or failed:
         log.warning("sweep: %d re-enqueued, %d failed", requeued, failed)
+    dispatch.held_release_all()  # held rows whose learner has room (a lost hand-off)
     return {"requeued": requeued, "failed": failed}

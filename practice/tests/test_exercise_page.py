@@ -1,6 +1,8 @@
 """Submitting code from the question page: the verdict comes back as a partial that polls while
 the submission is queued or running, and is graded through the real sandbox here (in-process)."""
 
+import re
+
 import pytest
 from rest_framework.throttling import ScopedRateThrottle
 
@@ -132,3 +134,20 @@ def test_a_gpu_exercise_says_whether_a_gpu_worker_is_online(client, gpu_exercise
 def test_a_gpu_exercise_graded_in_process_says_so(client, gpu_exercise, eager):
     body = client.get("/questions/double-on-gpu/").content.decode()
     assert "grades in its own process" in body
+
+
+def test_a_submission_page_has_ordered_headings_and_highlighted_code(client, user, exercise):
+    submission = Submission.objects.create(
+        user=user,
+        question=exercise.question,
+        code="def double(x):\n    return x * 2\n",
+        status="failed",
+        message="1 of 2 checks passed.",
+    )
+    client.force_login(user)
+    body = client.get(f"/submissions/{submission.pk}/").content.decode()
+    levels = [int(level) for level in re.findall(r"<h([1-6])[\s>]", body)]
+    assert levels[0] == 1
+    assert all(b - a <= 1 for a, b in zip(levels, levels[1:], strict=False)), levels
+    assert '<pre tabindex="0" role="group" aria-label="Your code">' in body
+    assert '<span class="nf">double</span>' in body and '<span class="k">return</span>' in body

@@ -1,3 +1,4 @@
+import re
 from datetime import timedelta
 
 import pytest
@@ -5,6 +6,7 @@ from django.utils import timezone
 
 from practice.models import Activity, ReviewCard
 from practice.services import learning
+from practice.tests.factories import ReviewCardFactory
 from quizbank.tests.factories import QuestionFactory, TopicFactory
 
 pytestmark = pytest.mark.django_db
@@ -42,3 +44,18 @@ def test_a_learner_sees_reviews_due_the_question_in_progress_and_a_suggestion(cl
     assert response.context["suggested"].title == "Untouched training"
     assert response.context["today"] == 2 and response.context["streak"] == 1
     assert '2 <span class="muted small">of 5 questions' in body
+
+
+@pytest.mark.parametrize(
+    ("due_in", "wording"),
+    [
+        (timedelta(seconds=20), "Next review in under a minute."),
+        (timedelta(hours=3, minutes=5, seconds=30), "Next review in 3\xa0hours, 5\xa0minutes."),
+    ],
+)
+def test_the_next_review_is_said_in_words_never_in_0_minutes(client, user, due_in, wording):
+    ReviewCardFactory(user=user, due=timezone.now() + due_in)
+    client.force_login(user)
+    page = client.get("/").content.decode()
+    assert re.sub(r"<[^>]+>", "", page).count(wording) == 1
+    assert "0\xa0minutes" not in page

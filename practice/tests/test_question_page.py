@@ -117,8 +117,12 @@ def test_a_quick_check_without_an_answer_asks_for_one(client, question, check):
 
 
 def test_a_quick_check_works_without_javascript_too(client, question, check):
+    # Redirect after post: the result shows on the question's own address, once.
     response = client.post(f"/questions/zero-grad/checks/{check.pk}/", {"choice": "1"})
-    assert response.status_code == 200 and "✓ Right." in response.content.decode()
+    assert response.status_code == 302
+    assert response["Location"] == f"/questions/zero-grad/#check-{check.pk}"
+    assert "✓ Right." in client.get("/questions/zero-grad/").content.decode()
+    assert "✓ Right." not in client.get("/questions/zero-grad/").content.decode()
 
 
 def test_a_multiple_choice_and_a_predict_check_are_graded(client, question):

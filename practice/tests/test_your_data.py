@@ -2,11 +2,13 @@ import csv
 import io
 
 import pytest
+from django.utils import timezone
 
 from accounts.models import Profile, User
 from practice.models import (
     Activity,
     Bookmark,
+    CodeReview,
     MockInterview,
     Note,
     PlanEnrollment,
@@ -17,6 +19,7 @@ from practice.models import (
 )
 from practice.services import interviews, learning, plans
 from practice.tests.factories import SubmissionFactory
+from quizbank.models import Question
 from quizbank.tests.factories import QuestionFactory
 
 pytestmark = pytest.mark.django_db
@@ -62,6 +65,9 @@ def owned(user):
 def test_the_export_holds_everything_the_account_owns(client, busy, django_user_model):
     other = django_user_model.objects.create_user("other")
     learning.note_save(user=other, question=QuestionFactory(), text="Not yours.")
+    question = Question.objects.get(slug="the-question")
+    CodeReview.objects.create(user=busy, question=question, started_at=timezone.now())
+    CodeReview.objects.create(user=other, question=question, started_at=timezone.now())
     client.force_login(busy)
     # A browser's Accept header (the profile's button): still the JSON file, not the API page.
     browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
@@ -79,12 +85,15 @@ def test_the_export_holds_everything_the_account_owns(client, busy, django_user_
     assert {a["kind"] for a in data["activity"]} == {"rating"}
     assert data["interviews"][0]["questions"][0]["your_answer"] == "My answer."
     assert data["plans"][0]["plan__slug"] == "p"
+    assert [(r["question__slug"], r["rating"]) for r in data["code_reviews"]] == [
+        ("the-question", None)
+    ]
     assert "Not yours." not in response.content.decode()
 
 
 def test_the_export_runs_a_fixed_number_of_queries(client, busy, django_assert_num_queries):
     client.force_login(busy)
-    with django_assert_num_queries(13):
+    with django_assert_num_queries(14):  # one query per kind of row, code reviews included
         client.get("/api/me/export/")
 
 

@@ -29,8 +29,9 @@ from quizbank.models import Question, QuickCheck
 from .. import selectors
 from ..forms import NoteForm, SubmissionForm
 from ..models import Activity, Submission
+from ..selectors import review as review_selectors
 from ..services import learning, submissions
-from .pages import learner_updates, render_question, whats_next
+from .pages import CHECK_RESULTS_KEY, learner_updates, whats_next
 
 RATINGS = {label.lower(): value for value, label in Activity.Rating.choices}
 
@@ -114,8 +115,13 @@ def quick_check_answer(request, slug: str, pk: int):
         result["retry"] = not result["correct"] and attempt == 1
         result["attempt"] = 2 if result["retry"] else attempt
     if not request.htmx:
-        question = bank_selectors.question_page_get(user=request.user, pk=check.question_id)
-        return render_question(request, question, check_results={check.pk: result})
+        # Post/redirect/get: the result waits in the session for the question page, so the
+        # address bar never shows the action's URL and a reload does not post the answer again.
+        results = request.session.get(CHECK_RESULTS_KEY, {})
+        results[str(check.pk)] = result
+        request.session[CHECK_RESULTS_KEY] = results
+        url = reverse("practice:question-detail", args=[slug])
+        return redirect(f"{url}#check-{check.pk}")
     context = {
         "check": check,
         "result": result,
@@ -217,17 +223,58 @@ def submit(request, slug: str):
             submission.refresh_from_db()
     else:
         error = " ".join(str(e) for e in form.errors["code"])
+    review = _code_review(request.POST, submission)
     if not request.htmx:
         if error:
             messages.error(request, error)
+        if review is not None:  # back to the review, which says how it went
+            _review_message(request, review, submission)
+            return redirect(_review_url(review))
         return redirect(f"{_question_url(question)}#exercise")
     context: dict[str, Any] = {"submission": submission, "error": error, "question": question}
-    if submission is not None:
+    if review is not None:
+        # Solved again on /review/: that page has no submission list or practice box to update.
+        _review_context(context, review)
+    elif submission is not None:
         context["submissions"] = selectors.submission_list(user=request.user, question=question)
         if submission.finished:
             context["learner_updates"] = learner_updates(request, question)
             context["whats_next"] = whats_next(request, question)
     return render(request, "practice/_verdict.html", context)
+
+
+def _code_review(data, submission: Submission | None):
+    """The code review a submission from the review page belongs to (its verdict then says how
+    the review was rated)."""
+    if submission is None or data.get("review") != "1":
+        return None
+    return review_selectors.code_review_of(submission=submission)
+
+
+def _review_url(review) -> str:
+    url = reverse("practice:review")
+    return f"{url}?{review.deck}" if review.deck else url
+
+
+def _review_context(context: dict[str, Any], review) -> None:
+    context["review"] = review
+    if not review.open:
+        context["review_after"] = review_selectors.code_review_after(review=review)
+
+
+def _review_message(request, review, submission: Submission | None) -> None:
+    if submission is None:
+        return
+    if not submission.finished:
+        messages.info(
+            request,
+            f"Submission #{submission.pk} went to the grader; its verdict rates this review.",
+        )
+    elif review.open:
+        messages.warning(request, f"Not passed yet: {submission.message}".strip())
+    else:
+        label = Activity.Rating(review.rating).label.lower()
+        messages.success(request, f"Passed: review rated “{label}”.")
 
 
 def submission_detail(request, pk: int):
@@ -240,7 +287,10 @@ def submission_detail(request, pk: int):
     context: dict[str, Any] = {"submission": submission, "question": submission.question}
     if not request.htmx:
         return render(request, "practice/submission.html", context)
-    if submission.finished:
+    review = _code_review(request.GET, submission)
+    if review is not None:
+        _review_context(context, review)
+    elif submission.finished:
         # The list of previous submissions, the practice box and the badge change once, when the
         # verdict arrives.
         context["submissions"] = selectors.submission_list(

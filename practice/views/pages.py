@@ -116,6 +116,15 @@ def question_list(request):
     )
     filterset = LearnerQuestionFilter(request.GET, queryset=rows, request=request)
     valid = filterset.is_valid()
+    errors = filterset.errors
+    if not valid:
+        # A stale link or a typo (?topic=nope) should not empty the page: say which value is
+        # wrong, then list and count with the rest of the filters, so the panel stays usable.
+        rest = request.GET.copy()
+        for name in errors:
+            rest.pop(name, None)
+        filterset = LearnerQuestionFilter(rest, queryset=rows, request=request)
+        valid = filterset.is_valid()
     questions = filterset.qs if valid else rows.none()
     facets = _facets(filterset, request) if valid else []
     paginator = Paginator(questions, PAGE_SIZE)
@@ -127,6 +136,7 @@ def question_list(request):
     filtered = any(v for k, v in request.GET.lists() if k != "page" and any(v))
     context = {
         "filterset": filterset,
+        "filter_errors": errors,
         "facets": facets,
         "page": page,
         "query": query.urlencode(),
@@ -146,6 +156,11 @@ def _int(value: Any) -> int:
         return max(0, int(value))
     except (TypeError, ValueError):
         return 0
+
+
+# The session key under which a quick check answered without JavaScript hands its result to the
+# question page it redirects to.
+CHECK_RESULTS_KEY = "quick_check_results"
 
 
 def render_question(request, question, *, check_results=None):
@@ -242,23 +257,9 @@ def learner_updates(request, question) -> dict[str, Any] | None:
 
 def question_detail(request, slug):
     question = bank_selectors.question_page_get(user=request.user, slug=slug)
-    return render_question(request, question)
-
-
-@login_required
-def review(request):
-    due = selectors.due_reviews(user=request.user)
-    card = due.first()
-    context = {"due_count": 0, "card": card}
-    if card is not None:
-        context["due_count"] = due.count()
-        context["intervals"] = selectors.review_intervals(card=card)
-        context["question"] = bank_selectors.question_page_get(
-            user=request.user, pk=card.question_id
-        )
-    else:
-        context["next_review_at"] = selectors.next_review_at(user=request.user)
-    return render(request, "practice/review.html", context)
+    # A quick check answered without JavaScript left its result here; it is shown once.
+    results = request.session.pop(CHECK_RESULTS_KEY, None) or {}
+    return render_question(request, question, check_results={int(k): v for k, v in results.items()})
 
 
 CELL, LEFT, TOP = 14, 26, 16

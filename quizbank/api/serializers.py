@@ -85,6 +85,14 @@ class QuickCheckListSerializer(QuickCheckPublicSerializer):
 
 
 class ExercisePublicSerializer(serializers.ModelSerializer):
+    time_limit = serializers.FloatField(
+        source="fitted_time_limit",
+        read_only=True,
+        help_text=(
+            "Seconds a submission may run: a multiple of the reference solution's measured time "
+            "with a floor, at most the exercise's ceiling (see grader/limits.py)."
+        ),
+    )
     examples = serializers.SerializerMethodField(
         help_text="The visible example checks (name and code); hidden checks are never listed."
     )

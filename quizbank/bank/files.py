@@ -39,6 +39,11 @@ class _Loader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def parse_yaml(text: str) -> Any:
+    """YAML text as the bank's files are read (safe, duplicate keys refused)."""
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - SafeLoader subclass
+
+
 def _load_yaml(path: Path, bank: Bank) -> Any:
     try:
         return yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)  # noqa: S506 - SafeLoader subclass

@@ -108,7 +108,7 @@ def term_sets(terms: list[Term]) -> list[tuple[int, ...]] | None:
 
 def _title_similarity(text: str) -> RawSQL:
     """pg_trgm's similarity of the title to `text`, from the title's stored trigrams (migration
-    0007): building them per row cost more than the rest of the ranking. The ranking query reads
+    0008): building them per row cost more than the rest of the ranking. The ranking query reads
     the question table unaliased, as the column is not on the model."""
     title, query = "quizbank_question.title_trigrams", "quizbank_trigrams(%s)"
     return RawSQL(  # noqa: S611 - constant SQL; the text goes as a parameter

@@ -1,10 +1,13 @@
+from datetime import datetime, timedelta
 from string import ascii_uppercase
 from typing import Any
 
 from django import template
+from django.utils import timezone
 from django.utils.safestring import mark_safe
+from django.utils.timesince import timeuntil
 
-from ..markdown import render_markdown, render_markdown_inline
+from ..markdown import render_code_block, render_markdown, render_markdown_inline
 from ..search import question_search_fields
 
 register = template.Library()
@@ -18,6 +21,13 @@ def markdown_filter(text: str) -> str:
 @register.filter(name="markdown_inline")
 def markdown_inline_filter(text: str) -> str:
     return mark_safe(render_markdown_inline(str(text or "")))  # noqa: S308 - sanitised by nh3
+
+
+@register.simple_tag
+def code_block(code: Any, lang: str = "", label: str = "") -> str:
+    """{% code_block s.code "python" "Your code" %}: highlighted, keyboard-scrollable, named."""
+    html = render_code_block(str(code or ""), lang=lang, label=label)
+    return mark_safe(html)  # noqa: S308 - Pygments escapes the code; the attributes are escaped
 
 
 @register.filter
@@ -56,6 +66,20 @@ def duration(seconds: Any) -> str:
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+@register.filter
+def from_now(when: Any) -> str:
+    """When something comes due, in words: "in 3 hours, 5 minutes", "in under a minute", "now".
+    Django's timeuntil alone says "0 minutes" for anything under a minute away."""
+    if not isinstance(when, datetime):
+        return ""
+    left = when - timezone.now()
+    if left <= timedelta(0):
+        return "now"
+    if left < timedelta(minutes=1):
+        return "in under a minute"
+    return f"in {timeuntil(when)}"
 
 
 @register.filter

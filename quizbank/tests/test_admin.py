@@ -1,3 +1,5 @@
+import re
+
 import pytest
 from django import forms as django_forms
 
@@ -168,3 +170,75 @@ def test_the_preview_shows_hints_quick_checks_and_the_exercise_editor(admin_clie
     assert 'id="hints"' in content
     assert "Which factor?" in content
     assert 'id="exercise"' in content and "data-draft-key" in content
+
+
+def yaml_form_data(admin_client, question) -> dict:
+    """What the change page posts back untouched (its JSON fields as the YAML it shows), with a
+    browser's CRLF line endings."""
+    data = change_form_data(admin_client, question)
+    return {k: v.replace("\n", "\r\n") if isinstance(v, str) else v for k, v in data.items()}
+
+
+def test_json_fields_are_shown_as_the_bank_files_write_them(admin_client, code_question):
+    from quizbank.tests.factories import QuickCheckFactory
+
+    code_question.concepts = ["strides", "views"]
+    code_question.save()
+    QuickCheckFactory(question=code_question, choices=["`x * 2`", "`x + 2`"], answer=0)
+    exercise = code_question.exercise
+    exercise.wrong_solutions = {"adds": "def double(x):\n    return x + 2\n"}
+    exercise.save()
+    page = admin_client.get(f"/admin/quizbank/question/{code_question.pk}/change/")
+    content = page.content.decode()
+    assert "- strides\n- views\n</textarea>" in content
+    assert "- &#x27;`x * 2`&#x27;\n- &#x27;`x + 2`&#x27;\n</textarea>" in content
+    assert "adds: |\n  def double(x):\n      return x + 2\n" in content
+    checks = re.search(r'id="id_exercise-0-checks">\n?(.*?)</textarea>', content, re.S)
+    assert checks and checks.group(1).startswith("- ") and "name: " in checks.group(1)
+
+
+WRONG = '"""Misconception: adding.\n\nHint: multiply.\n"""\n\n\ndef double(x):\n    return x + 2\n'
+
+
+def test_saving_the_yaml_back_untouched_changes_nothing(admin_client, code_question):
+    code_question.concepts = ["strides", "views"]
+    code_question.save()
+    exercise = code_question.exercise
+    exercise.wrong_solutions = {"adds": WRONG}
+    exercise.save()
+    checks_before = exercise.checks
+    data = yaml_form_data(admin_client, code_question)
+    response = admin_client.post(f"/admin/quizbank/question/{code_question.pk}/change/", data)
+    assert response.status_code == 302, response.context and response.context["errors"]
+    code_question.refresh_from_db()
+    exercise.refresh_from_db()
+    assert code_question.concepts == ["strides", "views"]
+    assert exercise.wrong_solutions == {"adds": WRONG}
+    assert exercise.checks == checks_before and exercise.forbid == []
+
+
+def test_edited_yaml_is_saved_and_bad_yaml_is_refused_with_its_line(admin_client, code_question):
+    url = f"/admin/quizbank/question/{code_question.pk}/change/"
+    data = yaml_form_data(admin_client, code_question)
+    data["concepts"] = "- strides\n- contiguity\n"
+    assert admin_client.post(url, data).status_code == 302
+    code_question.refresh_from_db()
+    assert code_question.concepts == ["strides", "contiguity"]
+
+    data["concepts"] = "- strides\n  - : [\n"
+    response = admin_client.post(url, data)
+    assert response.status_code == 200
+    assert "line 2: invalid YAML" in str(response.context["adminform"].form.errors["concepts"])
+    data["concepts"] = "strides: yes\n"
+    response = admin_client.post(url, data)
+    assert "must be a list of texts" in str(response.context["adminform"].form.errors["concepts"])
+    code_question.refresh_from_db()
+    assert code_question.concepts == ["strides", "contiguity"]
+
+
+def test_the_changelist_shows_the_last_changed_question_first(admin_client):
+    older = QuestionFactory(slug="a-first", title="Changed long ago")
+    newer = QuestionFactory(slug="z-last", title="Changed just now")
+    Question.objects.filter(pk=older.pk).update(updated_at=newer.updated_at.replace(year=2020))
+    content = admin_client.get("/admin/quizbank/question/").content.decode()
+    assert content.index("Changed just now") < content.index("Changed long ago")

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from .factories import QuestionFactory, TopicFactory
@@ -26,6 +28,19 @@ def test_a_bad_filter_on_the_page_says_why(client):
     assert b"difficulty:" in response.content and b"impossible" in response.content
 
 
+def test_a_bad_filter_value_keeps_the_facet_panel_and_the_other_filters(client):
+    tensors = TopicFactory(slug="tensors", name="Tensors")
+    QuestionFactory(title="Hard one", difficulty="hard", primary_topic=tensors)
+    QuestionFactory(title="Easy one", difficulty="easy", primary_topic=tensors)
+    page = client.get("/questions/?topic=nope&difficulty=hard").content.decode()
+    assert "topic: Select a valid choice. nope is not one of the available choices." in page
+    assert "difficulty:" not in page
+    # The panel is there, with its counts and the valid filter still ticked.
+    assert 'name="topic" value="tensors"' in page
+    assert re.search(r'name="difficulty" value="hard"[^>]*checked', page)
+    assert "Hard one" in page and "Easy one" not in page
+
+
 def test_a_question_page_renders_markdown_and_hides_drafts(client):
     QuestionFactory(slug="shown", prompt="Use `view`.")
     QuestionFactory(slug="hidden", status="draft")
@@ -42,3 +57,16 @@ def test_formulas_are_marked_for_katex_but_code_keeps_its_dollars():
     assert '<span class="math inline">\\frac{1}{\\sqrt{d}}</span>' in html
     assert "<code>x = $y$</code>" in html
     assert '<div class="math block">' in html and "\\sum_i p_i = 1" in html
+
+
+def test_every_page_links_the_sites_favicon(client):
+    from pathlib import Path
+
+    from django.conf import settings
+
+    for url in ("/", "/questions/", "/accounts/login/", "/no-such-page/"):
+        assert b'<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in (
+            client.get(url).content
+        )
+    icon = (Path(settings.BASE_DIR) / "static" / "favicon.svg").read_text()
+    assert icon.startswith("<svg") and "viewBox" in icon

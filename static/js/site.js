@@ -153,3 +153,16 @@ document.addEventListener("keydown", (event) => {
     button.click(); // a click, so htmx sends the button's value as it does for a mouse
   }
 });
+
+// Review: U undoes the last rating, wherever the review page is (code cards included). Keys
+// typed into a field, or with a modifier, are left alone.
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "u" && event.key !== "U") return;
+  if (event.ctrlKey || event.metaKey || event.altKey || event.repeat) return;
+  const target = event.target;
+  if (target.closest && target.closest("input, textarea, select, [contenteditable], .cm-editor")) return;
+  const undo = document.getElementById("review-undo");
+  if (!undo) return;
+  event.preventDefault();
+  undo.click();
+});

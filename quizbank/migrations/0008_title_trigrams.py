@@ -75,6 +75,6 @@ def backwards(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("quizbank", "0006_search_vector_inline")]
+    dependencies = [("quizbank", "0007_search_vector_inline")]
 
     operations = [CreateExtension("intarray"), migrations.RunPython(forwards, backwards)]

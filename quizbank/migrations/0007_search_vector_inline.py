@@ -30,6 +30,6 @@ def backwards(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("quizbank", "0005_search_weights_and_terms")]
+    dependencies = [("quizbank", "0006_exercise_reference_time")]
 
     operations = [migrations.RunPython(forwards, backwards)]

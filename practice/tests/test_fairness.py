@@ -1,0 +1,139 @@
+"""Issue 13, finding 8: one learner's slow code cannot delay another learner's verdict by more
+than about one run. Through a real Celery worker on a private Redis and the real sandbox: a
+learner's submissions beyond GRADER_USER_IN_FLIGHT wait as rows and are sent one by one, the
+limit a submission runs under is fitted to the exercise's reference, and the sweep releases a
+held row whose hand-off was lost."""
+
+import pytest
+from django.db import connection
+
+from accounts.tests.factories import UserFactory
+from practice.models import Submission
+from practice.services.dispatch import held_message
+from practice.services.submissions import submission_create, submission_sweep
+from practice.tests import test_reliability as reliability
+from practice.tests.test_reliability import RIGHT, wait_for
+
+# The private Redis and the real worker of the reliability tests.
+redis_server = reliability.redis_server
+worker = reliability.worker
+
+SLEEPER = "import time\ntime.sleep(60)\n\ndef double(x):\n    return x * 2\n"
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        connection.vendor != "postgresql", reason="a worker process needs a shared database"
+    ),
+]
+
+
+def finished(submission: Submission) -> bool:
+    submission.refresh_from_db()
+    return submission.status not in Submission.UNFINISHED
+
+
+def in_flight(user) -> int:
+    return Submission.objects.unfinished().filter(user=user, held=False).count()
+
+
+@pytest.fixture
+def cap_of_one(settings, monkeypatch):
+    settings.GRADER_USER_IN_FLIGHT = 1
+    monkeypatch.setenv("GRADER_USER_IN_FLIGHT", "1")  # the worker's, which releases held rows
+
+
+def test_a_backlog_of_slow_code_does_not_delay_another_learners_verdict(
+    client, user, exercise, cap_of_one, worker
+):
+    other = UserFactory(username="other")
+    worker()  # two threads
+    # The first full grade measures the reference: from then on the limit is fitted to it.
+    first = submission_create(user=other, question=exercise.question, code=RIGHT)
+    wait_for(lambda: finished(first), "the first verdict", 120)
+    assert first.status == "passed"
+    exercise.refresh_from_db()
+    assert exercise.reference_seconds is not None
+    limit = exercise.fitted_time_limit
+    assert limit < exercise.time_limit
+
+    question = exercise.question
+    slow = [submission_create(user=user, question=question, code=SLEEPER) for _ in range(6)]
+    held = Submission.objects.filter(user=user, held=True)
+    assert held.count() == 5
+    assert set(held.values_list("message", flat=True)) == {held_message(1)}
+    assert all(s.deadline_at is None for s in held)
+    client.force_login(user)
+    page = client.get(f"/submissions/{slow[-1].pk}/", HTTP_HX_REQUEST="true").content.decode()
+    assert "Waiting for your earlier submission to finish" in page  # the learner is told why
+
+    wait_for(lambda: Submission.objects.filter(pk=slow[0].pk, status="running").exists(), "a run")
+    mine = submission_create(user=other, question=exercise.question, code=RIGHT)
+    assert not Submission.objects.get(pk=mine.pk).held
+    seen_in_flight = []
+    slow_done_before_mine = []
+
+    def mine_finished() -> bool:
+        seen_in_flight.append(in_flight(user))
+        slow_done = Submission.objects.filter(pk__in=[s.pk for s in slow]).exclude(
+            status__in=Submission.UNFINISHED
+        )
+        slow_done_before_mine.append(slow_done.count())
+        return finished(mine)
+
+    wait_for(mine_finished, "the other learner's verdict", 60)
+    assert mine.status == "passed"
+    # Without the cap the broker's queue is FIFO: it would have waited for the slow ones ahead.
+    assert slow_done_before_mine[-1] <= 1
+    # Sent while the slow learner's backlog was still waiting: it overtook at least four of them.
+    assert Submission.objects.filter(pk__in=[s.pk for s in slow], held=True).count() >= 4
+    assert max(seen_in_flight) <= 1
+
+    def backlog_done() -> bool:
+        seen_in_flight.append(in_flight(user))
+        return not Submission.objects.filter(user=user).unfinished().exists()
+
+    wait_for(backlog_done, "the slow backlog to drain", 6 * (limit + 10))
+    assert max(seen_in_flight) <= 1
+    statuses = set(Submission.objects.filter(user=user).values_list("status", flat=True))
+    assert statuses == {"timed_out"}
+    ended = Submission.objects.filter(user=user).first()
+    assert f"time limit of {limit:g} s" in ended.message
+
+
+def test_the_sweep_releases_a_held_submission_whose_hand_off_was_lost(
+    user, exercise, cap_of_one, worker
+):
+    first = submission_create(user=user, question=exercise.question, code=RIGHT)
+    second = submission_create(user=user, question=exercise.question, code=RIGHT)
+    assert Submission.objects.get(pk=second.pk).held
+    # The first one's worker finished it and died before handing over: no message for the second.
+    Submission.objects.filter(pk=first.pk).update(status="passed", deadline_at=None)
+    worker()
+    submission_sweep()
+    assert not Submission.objects.get(pk=second.pk).held
+    wait_for(lambda: finished(second), "the released submission's verdict", 120)
+    assert second.status == "passed"
+    assert not second.held
+
+
+def test_without_a_cap_every_submission_is_sent_at_once(user, exercise, redis_server, settings):
+    settings.GRADER_USER_IN_FLIGHT = 0
+    for _ in range(3):
+        submission_create(user=user, question=exercise.question, code=RIGHT)
+    assert not Submission.objects.filter(held=True).exists()
+    assert Submission.objects.filter(deadline_at__isnull=True).count() == 0
+
+
+def test_a_held_gpu_submission_still_says_no_gpu_worker_is_online(
+    user, gpu_exercise, redis_server, cap_of_one
+):
+    from practice.services.submissions import NO_GPU_WORKER
+
+    question = gpu_exercise.question
+    first = submission_create(user=user, question=question, code=RIGHT)
+    second = submission_create(user=user, question=question, code=RIGHT)
+    assert Submission.objects.get(pk=first.pk).message == NO_GPU_WORKER
+    held = Submission.objects.get(pk=second.pk)
+    assert held.held
+    assert held.message == f"{held_message(1)} {NO_GPU_WORKER}"
