@@ -7,9 +7,11 @@ class QuizbankConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from . import signals
         from .api import views
         from .api_router import router
 
         router.register("questions", views.QuestionViewSet, basename="question")
         router.register("topics", views.TopicViewSet, basename="topic")
         router.register("applications", views.ApplicationViewSet, basename="application")
+        signals.connect()

@@ -3,7 +3,7 @@ from django import forms
 from django.db.models import Exists, OuterRef
 
 from .models import Application, Question, Topic
-from .search import question_search
+from .search import SearchResults, question_search_results
 
 
 class MultiValueWidget(forms.SelectMultiple):
@@ -74,7 +74,16 @@ class QuestionFilter(django_filters.FilterSet):
         return queryset.filter(Exists(links))
 
     def filter_search(self, queryset, name, value):
-        return question_search(queryset, value)
+        results = self.search_results(value)
+        return queryset if results is None else results.narrow(queryset)
+
+    def search_results(self, text: str) -> SearchResults | None:
+        """The search, run once per FilterSet over every question the user may see: the list
+        and each facet's count (`queryset_without`) narrow the same results."""
+        cached = self.__dict__.get("_search")
+        if cached is None or cached[0] != text:
+            cached = self.__dict__["_search"] = (text, question_search_results(self.queryset, text))
+        return cached[1]
 
     def queryset_without(self, name: str):
         """The filtered queryset with every filter but `name` applied: what a facet counts."""

@@ -1,3 +1,6 @@
+import copy
+import hashlib
+import json
 from typing import Any
 
 from django.db.models import Count, Prefetch, Q, QuerySet
@@ -5,6 +8,8 @@ from django.http import Http404
 
 from accounts.models import Visitor
 
+from .caching import bank_fact_get, bank_fact_set, bank_version
+from .filters import QuestionFilter
 from .models import Application, Exercise, Question, QuickCheck, Topic
 
 # A list row shows none of the long text; leaving it out keeps list queries narrow.
@@ -103,8 +108,53 @@ def application_list() -> QuerySet[Application]:
 
 def question_facets(filterset: Any) -> dict[str, list[dict[str, Any]]]:
     """Each facet's options with how many questions each would give, the other facets applied
-    (so a count is what ticking that option adds). One query per facet; `filterset` must be valid.
-    The learner's own facets (progress, bookmarked) are counted by the learner app."""
+    (so a count is what ticking that option adds). `filterset` must be valid. The learner's own
+    facets (progress, bookmarked) are counted by the learner app.
+
+    The counts depend only on the bank's filters and on whether the user sees drafts, so they
+    are cached per bank version (caching.py) unless a filter of the learner's own is applied;
+    otherwise one query per facet."""
+    key = question_list_cache_key(filterset)
+    if key:
+        key += ":facets"
+    if not key:
+        return _question_facets(filterset)
+    facets = bank_fact_get(key)
+    if facets is None:
+        facets = _question_facets(filterset)
+        bank_fact_set(key, facets)
+    return copy.deepcopy(facets)  # callers mark the ticked options
+
+
+def question_list_cache_key(filterset: Any) -> str | None:
+    """The cache key of what the list shows for `filterset`'s filters that is the same for every
+    user who sees the same questions (published, or all for staff), in this bank version; None
+    when a filter of the learner's own is applied. Worked out once per FilterSet (one read of
+    the bank version a request)."""
+    if "_list_cache_key" not in filterset.__dict__:
+        filterset.__dict__["_list_cache_key"] = _list_cache_key(filterset)
+    return filterset.__dict__["_list_cache_key"]
+
+
+def _list_cache_key(filterset: Any) -> str | None:
+    bank_filters = set(QuestionFilter.Meta.fields)
+    chosen: dict[str, Any] = {}
+    for name, value in filterset.form.cleaned_data.items():
+        if value in (None, "", [], ()) or (hasattr(value, "exists") and not value):
+            continue
+        if name not in bank_filters:
+            return None  # the learner's own filter: their counts, not the bank's
+        if isinstance(value, str):
+            chosen[name] = value
+        else:
+            chosen[name] = sorted(str(getattr(v, "slug", v)) for v in value)
+    user = getattr(filterset.request, "user", None)
+    audience = "staff" if user is not None and user.is_authenticated and user.is_staff else "all"
+    digest = hashlib.sha256(json.dumps(chosen, sort_keys=True).encode()).hexdigest()[:32]
+    return f"quizbank:list:{bank_version()}:{audience}:{digest}"
+
+
+def _question_facets(filterset: Any) -> dict[str, list[dict[str, Any]]]:
     facets: dict[str, list[dict[str, Any]]] = {}
     for name, model in (("topic", Topic), ("application", Application)):
         ids = filterset.queryset_without(name).order_by().values("pk")

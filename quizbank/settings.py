@@ -194,6 +194,7 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "quizbank <noreply@loc
 # Redis is both the Celery broker and the cache when REDIS_URL is set. Without it (the development
 # default) there is no broker: tasks run in the web process, and grading still uses the sandbox.
 REDIS_URL = os.environ.get("REDIS_URL", "")
+CACHES: dict[str, dict[str, Any]]
 if REDIS_URL:
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
@@ -204,6 +205,13 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     CELERY_BROKER_URL = "memory://"
     CELERY_TASK_ALWAYS_EAGER = True
+# Each process's own copy of cached bank facts. Their keys hold the bank version, so an entry never
+# changes: only the version is read from the shared cache on each request (quizbank/caching.py).
+CACHES["local"] = {
+    "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+    "LOCATION": "bank-facts",
+    "OPTIONS": {"MAX_ENTRIES": 2000},
+}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -2,10 +2,13 @@
 partial updates, and a number of queries that does not grow with the page."""
 
 import pytest
+from django.core.management import call_command
 
 from practice.models import Activity
 from practice.services import learning
+from quizbank.models import Question
 from quizbank.tests.factories import ApplicationFactory, QuestionFactory, TopicFactory
+from quizbank.tests.test_admin import change_form_data
 
 pytestmark = pytest.mark.django_db
 
@@ -133,9 +136,11 @@ def test_the_list_pages_by_twenty(client, bank):
 def test_the_list_runs_a_fixed_number_of_queries(
     client, user, bank, signed_in, django_assert_num_queries
 ):
-    """Anonymous: topic validation, count, rows, the rows' topics and applications, and four
-    facets. Signed in: plus session and user, the learner's own two facets, and whether they
-    hide difficulty."""
+    """Anonymous: topic validation, rows, the rows' topics and applications, and four facets
+    (the kind facet gives the list's count); the next request with the same filters reads the
+    counts and the rendered rows from the cache. Signed in: plus session and user, the learner's
+    own two facets, and whether they hide difficulty; only the counts are cached (the rows carry
+    the learner's progress)."""
     for n in range(30):
         QuestionFactory(slug=f"more-{n:02}", applications=[bank["hard-tensor"].applications.get()])
     if signed_in:
@@ -143,11 +148,55 @@ def test_the_list_runs_a_fixed_number_of_queries(
         for question in list(bank.values())[:2]:
             learning.bookmark_toggle(user=user, question=question)
             learning.answer_reveal(user=user, question=question)
-    with django_assert_num_queries(14 if signed_in else 9):
+    with django_assert_num_queries(13 if signed_in else 8):
         response = client.get("/questions/?topic=tensors&difficulty=easy,hard&page=1")
     assert response.status_code == 200
-    with django_assert_num_queries(14 if signed_in else 9):
+    with django_assert_num_queries(9 if signed_in else 1):
         client.get("/questions/?topic=tensors&difficulty=easy,hard", **HTMX)
+    with django_assert_num_queries(9 if signed_in else 1):
+        client.get("/questions/?difficulty=hard,easy&topic=tensors&page=1")
+
+
+def test_the_cached_list_changes_when_a_question_is_published_or_edited_in_the_admin(
+    client, admin_client, bank, django_capture_on_commit_callbacks
+):
+    """The counts and an anonymous visitor's rows are cached (per bank version); curation must
+    never leave either stale."""
+    before = client.get("/questions/")
+    assert facet(before, "topic") == {"tensors": (3, False), "autograd": (2, False)}
+    assert 'href="/questions/a-draft/"' not in before.content.decode()
+    draft = Question.objects.get(slug="a-draft")
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(
+            "/admin/quizbank/question/", {"action": "publish", "_selected_action": [draft.pk]}
+        )
+    published = client.get("/questions/")
+    assert facet(published, "topic") == {"tensors": (4, False), "autograd": (2, False)}
+    assert 'href="/questions/a-draft/"' in published.content.decode()
+
+    question = bank["easy-tensor"]
+    data = change_form_data(admin_client, question)
+    data.update(difficulty="medium", topics=[bank["easy-grad"].primary_topic.pk])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(f"/admin/quizbank/question/{question.pk}/change/", data)
+    assert response.status_code == 302
+    edited = client.get("/questions/")
+    assert facet(edited, "difficulty")["medium"] == (1, False)
+    assert facet(edited, "topic") == {"tensors": (3, False), "autograd": (3, False)}
+    row = edited.content.decode().split('href="/questions/easy-tensor/"')[1].split("</li>")[0]
+    assert "Medium" in row and "Autograd" in row and "Tensors" not in row
+
+
+def test_the_learners_own_filters_are_never_served_from_the_bank_cache(
+    client, user, bank, django_assert_num_queries
+):
+    client.force_login(user)
+    learning.bookmark_toggle(user=user, question=bank["easy-tensor"])
+    first = client.get("/questions/?bookmarked=true")
+    assert facet(first, "topic") == {"tensors": (1, False), "autograd": (0, False)}
+    learning.bookmark_toggle(user=user, question=bank["easy-grad"])
+    again = client.get("/questions/?bookmarked=true")
+    assert facet(again, "topic") == {"tensors": (1, False), "autograd": (1, False)}
 
 
 def test_a_search_that_finds_nothing_says_so_and_offers_popular_questions(client, bank):
@@ -177,3 +226,40 @@ def test_a_signed_in_search_counts_the_learners_facets(client, bank, django_user
     response = client.get("/questions/?search=broadcasting")
     assert slugs(response) == ["both"]
     assert facet(response, "progress")["not_started"] == (1, False)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "kind=code",
+        "kind=code,concept&topic=tensors",
+        "difficulty=easy&kind=concept",
+        "application=vision",
+        "topic=autograd&search=tensor",
+    ],
+)
+def test_the_list_count_taken_from_the_kind_facet_is_the_apis_count(client, api, bank, query):
+    page = client.get(f"/questions/?{query}").context["page"]
+    assert page.paginator.count == api.get(f"/api/questions/?{query}").json()["count"]
+    assert page.paginator.count == len(slugs(client.get(f"/questions/?{query}")))
+
+
+def test_the_cached_list_changes_when_load_bank_adds_or_edits_a_question(
+    client, tmp_path, django_capture_on_commit_callbacks
+):
+    from quizbank.tests.test_bank_files import concept, edit_question, write_bank
+
+    root = write_bank(tmp_path / "bank", {"view-vs-reshape": concept()})
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("load_bank", str(root))
+    first = client.get("/questions/")
+    assert facet(first, "difficulty")["medium"] == (1, False)
+    assert "What does view need?" in first.content.decode()
+    edit_question(root, difficulty="hard", title="When does view fail?")
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("load_bank", str(root))
+    edited = client.get("/questions/")
+    assert facet(edited, "difficulty")["medium"] == (0, False)
+    assert facet(edited, "difficulty")["hard"] == (1, False)
+    assert "When does view fail?" in edited.content.decode()

@@ -89,6 +89,24 @@ def _facets(filterset, request) -> list[dict[str, Any]]:
     return groups
 
 
+def _list_count(facets: list[dict[str, Any]]) -> int:
+    """How many questions the list holds, from the kind facet (no COUNT query of its own): every
+    question has exactly one kind, and the facet counts each kind with every other filter applied,
+    so the ticked kinds (all, when none is) add up to the list."""
+    options = next(group["options"] for group in facets if group["name"] == "kind")
+    ticked = [o for o in options if o["selected"]] or options
+    return sum(o["count"] for o in ticked)
+
+
+def _rows_cache_key(request, filterset, page, filtered: bool) -> str | None:
+    """A page of rows as an anonymous visitor sees it is the same for everyone with the same
+    filters, until the bank changes; a signed-in learner's rows carry their own progress."""
+    if request.user.is_authenticated:
+        return None
+    bank_key = bank_selectors.question_list_cache_key(filterset)
+    return f"{bank_key}:rows:{page.number}:{int(filtered)}" if bank_key else None
+
+
 @vary_on_headers("HX-Request")
 def question_list(request):
     """The list of questions, filtered by the same FilterSet as GET /api/questions/. An htmx
@@ -108,18 +126,25 @@ def question_list(request):
         filterset = LearnerQuestionFilter(rest, queryset=rows, request=request)
         valid = filterset.is_valid()
     questions = filterset.qs if valid else rows.none()
-    page = Paginator(questions, PAGE_SIZE).get_page(request.GET.get("page"))
+    facets = _facets(filterset, request) if valid else []
+    paginator = Paginator(questions, PAGE_SIZE)
+    if facets:
+        paginator.count = _list_count(facets)
+    page = paginator.get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
+    filtered = any(v for k, v in request.GET.lists() if k != "page" and any(v))
     context = {
         "filterset": filterset,
         "filter_errors": errors,
-        "facets": _facets(filterset, request) if valid else [],
+        "facets": facets,
         "page": page,
         "query": query.urlencode(),
-        "filtered": any(v for k, v in request.GET.lists() if k != "page" and any(v)),
+        "filtered": filtered,
         "searched": filterset.form.cleaned_data.get("search", "") if valid else "",
-        "popular": [] if page.object_list else selectors.question_popular(user=request.user),
+        # The count, not the rows: a cached page of rows is never fetched.
+        "popular": [] if paginator.count else selectors.question_popular(user=request.user),
+        "rows_cache_key": _rows_cache_key(request, filterset, page, filtered) if facets else None,
     }
     partial = request.htmx and not request.htmx.history_restore_request
     template = "practice/_question_results.html" if partial else "practice/question_list.html"

@@ -1,0 +1,56 @@
+"""What the site caches about the bank, and when it forgets it.
+
+Cached bank facts (the list's facet counts) are keyed by a *bank version*: a token that changes on
+every write to a question, topic or application (admin curation, load_bank, a publish), so a stale
+count is never served; old keys simply expire. The version is read from the shared cache (Redis
+when REDIS_URL is set) once a request; an entry under a versioned key never changes, so each process
+also keeps its own copy ("local" cache), as do the list's rendered fragments.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.core.cache import cache, caches
+from django.db import transaction
+
+BANK_VERSION_KEY = "quizbank:bank-version"
+# Cached bank facts are dropped by a version change; this only bounds what old versions keep.
+BANK_CACHE_TIMEOUT = 24 * 60 * 60
+
+
+def bank_version() -> str:
+    version = cache.get(BANK_VERSION_KEY)
+    if version is None:
+        cache.add(BANK_VERSION_KEY, uuid.uuid4().hex, None)
+        version = cache.get(BANK_VERSION_KEY) or ""
+    return version
+
+
+def bank_fact_get(key: str) -> Any:
+    """A cached bank fact: this process's copy, else the shared one (then kept here too). A key
+    holds the bank version, so its value never changes and a local copy is never stale."""
+    value = caches["local"].get(key)
+    if value is None:
+        value = cache.get(key)
+        if value is not None:
+            caches["local"].set(key, value, BANK_CACHE_TIMEOUT)
+    return value
+
+
+def bank_fact_set(key: str, value: Any) -> None:
+    cache.set(key, value, BANK_CACHE_TIMEOUT)
+    caches["local"].set(key, value, BANK_CACHE_TIMEOUT)
+
+
+def bank_changed() -> None:
+    """Forget every cached bank fact. Called at the write, for the writer's own next read, and
+    again at commit: a request that read the old rows between the two cached them under the
+    first new version."""
+    _bump()
+    transaction.on_commit(_bump)
+
+
+def _bump() -> None:
+    cache.set(BANK_VERSION_KEY, uuid.uuid4().hex, None)

@@ -1,0 +1,115 @@
+"""Finding questions from what a learner types, in their own words.
+
+A query becomes a few terms (terms.py); the database ranks the questions about them (postgres.py,
+or fallback.py on SQLite); results scoring under a share of the best are cut off, so a vague word
+does not list the bank; highlight.py marks what matched.
+
+A search runs once per request, over every question the user may see, and gives the matching ids
+best first (`SearchResults`). The list and each facet's count narrow those same results, so the
+relevance floor does not move with the filters and the counts add up to the list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.postgres.fields import ArrayField
+from django.db import connection
+from django.db.models import (
+    BigIntegerField,
+    BooleanField,
+    Case,
+    F,
+    Func,
+    IntegerField,
+    QuerySet,
+    TextField,
+    Value,
+    When,
+)
+from django.db.models.functions import Cast
+
+from . import fallback, postgres
+from .highlight import highlight, question_search_fields, snippet
+from .terms import MIN_SHARE_OF_BEST, WORD_RE, Term, marked_words, search_terms
+
+BIGINT_ARRAY = ArrayField(BigIntegerField())
+
+__all__ = [
+    "SearchResults",
+    "Term",
+    "highlight",
+    "question_search",
+    "question_search_fields",
+    "question_search_results",
+    "search_terms",
+    "snippet",
+]
+
+
+@dataclass(frozen=True)
+class SearchResults:
+    """The questions a query found, best first, and the words to mark in them."""
+
+    ids: list[int]
+    marked: str
+
+    def narrow(self, queryset: QuerySet) -> QuerySet:
+        """`queryset` cut to these results, in their order, each annotated with `search_text`
+        (what `highlight` and `snippet` mark)."""
+        if not self.ids:
+            return queryset.none()
+        queryset = _with_prompt(queryset).annotate(
+            search_text=Value(self.marked, output_field=TextField())
+        )
+        if connection.vendor == "postgresql":
+            # One array parameter however many ids (IN would take one each).
+            # Sent as the array's text: a list parameter is converted id by id, twice (Django
+            # then psycopg), which cost more than the queries for a broad search.
+            text = "{" + ",".join(map(str, self.ids)) + "}"
+            ids = Cast(Value(text, output_field=TextField()), BIGINT_ARRAY)
+            within = Func(
+                F("pk"),
+                ids,
+                arg_joiner=" = ANY(",
+                template="%(expressions)s)",
+                output_field=BooleanField(),
+            )
+            place = Func(ids, F("pk"), function="array_position", output_field=IntegerField())
+            return queryset.filter(within).order_by(place.asc())
+        order = Case(
+            *(When(pk=pk, then=Value(n)) for n, pk in enumerate(self.ids)),
+            output_field=IntegerField(),
+        )
+        return queryset.filter(pk__in=self.ids).order_by(order)
+
+
+def question_search_results(queryset: QuerySet, text: str) -> SearchResults | None:
+    """The questions of `queryset` about `text`, best first; None when `text` has no words (no
+    search, not an empty one)."""
+    terms = search_terms(text)
+    if not terms:
+        # Only filler ("what is the difference") finds nothing; no words at all is no search.
+        return SearchResults([], "") if WORD_RE.search(text.lower()) else None
+    backend = postgres if connection.vendor == "postgresql" else fallback
+    rows, terms = backend.ranked(queryset.order_by(), terms)
+    best = max((rank for _, _, rank in rows), default=0.0)
+    kept = sorted(
+        (row for row in rows if row[2] >= best * MIN_SHARE_OF_BEST), key=lambda r: (-r[2], r[1])
+    )
+    return SearchResults([pk for pk, _, _ in kept], marked_words(terms))
+
+
+def question_search(queryset: QuerySet, text: str) -> QuerySet:
+    """`queryset` narrowed to the questions about `text`, best first, each annotated with
+    `search_text`."""
+    results = question_search_results(queryset, text)
+    return queryset if results is None else results.narrow(queryset)
+
+
+def _with_prompt(queryset: QuerySet) -> QuerySet:
+    """The snippet is cut from the prompt, which list rows otherwise leave out."""
+    names, deferring = queryset.query.deferred_loading
+    if deferring and "prompt" in names:
+        return queryset.defer(None).defer(*(set(names) - {"prompt"}))
+    return queryset

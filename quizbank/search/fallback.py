@@ -1,0 +1,51 @@
+"""Ranking elsewhere (the SQLite development default): substring matches of the same terms,
+scored by the same field weights and held to the same coverage, without typo correction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Case, FloatField, Q, QuerySet, TextField, Value, When
+from django.db.models.functions import Cast
+
+from .terms import MIN_SCORE, Term, min_coverage, stem
+
+Row = tuple[int, str, float]
+
+
+def ranked(queryset: QuerySet, terms: list[Term]) -> tuple[list[Row], list[Term]]:
+    """(pk, slug, rank) of every question of `queryset` about `terms`, unordered and not cut off
+    yet, and the terms searched."""
+    total = sum(t.weight for t in terms)
+    coverage: Any = Value(0.0, output_field=FloatField())
+    score: Any = Value(0.0, output_field=FloatField())
+    for term in terms:
+        stems = [stem(p) for p in term.phrases]
+        fields = {}
+        for name in ("title", "concepts_text", "slug", "prompt"):
+            found = Q()
+            for one in stems:
+                found |= Q(**{f"{name}__icontains": one})
+            fields[name] = found
+        head = fields["title"] | fields["concepts_text"] | fields["slug"]
+        coverage += Case(
+            When(head | fields["prompt"], then=Value(term.weight)),
+            default=Value(0.0),
+            output_field=FloatField(),
+        )
+        score += Case(
+            When(fields["title"], then=Value(term.weight * 1.2)),
+            When(head, then=Value(term.weight)),
+            When(fields["prompt"], then=Value(term.weight * 0.4)),
+            default=Value(0.0),
+            output_field=FloatField(),
+        )
+    rows = (
+        queryset.annotate(concepts_text=Cast("concepts", TextField()))
+        .alias(coverage=coverage, score=score)
+        .filter(coverage__gt=min_coverage(terms), score__gte=MIN_SCORE * total)
+        .annotate(rank=score / total)
+        .order_by()
+        .values_list("pk", "slug", "rank")
+    )
+    return list(rows), terms

@@ -1,0 +1,189 @@
+"""Ranking on PostgreSQL: tsvector matches, `ts_rank_cd` and pg_trgm.
+
+A question matches when it holds more than a share of the terms (by weight) in its title, concepts
+or prompt. That rule is written as one tsquery (any big enough set of terms, each set AND-ed), so
+the GIN index finds exactly the questions that pass it, and only those are scored: a query with a
+common word ("high") no longer scores half the bank to keep a few hundred. Each is scored once, in
+one query: a term in the title or concepts counts more than one in the prompt, then `ts_rank_cd`
+(proximity) and the trigram similarity of the title to the query. A misspelt word is also searched
+as the nearest word of a title, concept or slug (pg_trgm). Only when no question is about the
+terms at all do answers come in: those holding every term.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any
+
+from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.db import connection
+from django.db.models import Case, Exists, F, FloatField, Q, QuerySet, Value, When
+from django.db.models.expressions import RawSQL
+
+from .terms import MIN_SCORE, Term, is_typo, min_coverage
+
+# pg_trgm similarity from which a word that no title, concept or slug holds is read as a typo.
+TYPO_SIMILARITY = 0.3
+# A tsquery as PostgreSQL prints one from plain words: quoted lexemes joined by phrase operators.
+TSQUERY_RE = re.compile(r"'[a-z0-9]+'(?: <(?:-|\d+)> '[a-z0-9]+')*")
+# Past this many sets of terms the candidates' tsquery is "any term", and the coverage is checked
+# row by row instead (a 12-word pasted question: 792 sets).
+MAX_TERM_SETS = 80
+
+Row = tuple[int, str, float]
+
+
+def prepare(terms: list[Term]) -> None:
+    """Fill each term's tsquery texts, one round trip: every phrase as PostgreSQL's English
+    configuration reads it, and for a word no title, concept or slug holds, the nearest one."""
+    phrases = [(n, p) for n, t in enumerate(terms) for p in t.phrases]
+    fixable = [t.fixable for t in terms]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT a.n, phraseto_tsquery('english', quizbank_search_text(a.phrase))::text,
+                   CASE WHEN a.fix AND NOT EXISTS (
+                       SELECT 1 FROM quizbank_searchterm e WHERE e.word = a.phrase)
+                   THEN (SELECT array_agg(
+                             c.word || ' ' || phraseto_tsquery('english', c.word)::text)
+                         FROM (SELECT t.word FROM quizbank_searchterm t
+                               WHERE t.word %% a.phrase AND similarity(t.word, a.phrase) >= %s
+                               ORDER BY similarity(t.word, a.phrase) DESC, t.word LIMIT 5) c)
+                   END, a.phrase
+            FROM unnest(%s::int[], %s::text[], %s::boolean[]) AS a(n, phrase, fix)
+            """,
+            [
+                TYPO_SIMILARITY,
+                [n for n, _ in phrases],
+                [p for _, p in phrases],
+                [fixable[n] for n, _ in phrases],
+            ],
+        )
+        for n, query, candidates, phrase in cursor.fetchall():
+            fixed = next(
+                (
+                    c.split(" ", 1)[1]
+                    for c in candidates or []
+                    if is_typo(phrase, c.split(" ", 1)[0])
+                ),
+                None,
+            )
+            for tsquery in (query, fixed):
+                # Built from [a-z0-9] words, so always this shape; checked anyway, as it is
+                # pasted into a raw tsquery below.
+                # Two phrases may read the same ("learning rate", "learning rates"): each
+                # repeat would be matched and ranked again.
+                if tsquery and TSQUERY_RE.fullmatch(tsquery) and tsquery not in terms[n].queries:
+                    terms[n].queries.append(tsquery)
+
+
+def _text(queries: list[str], weights: str = "") -> str:
+    if weights:
+        queries = [re.sub(r"'([a-z0-9]+)'", rf"'\1':{weights}", q) for q in queries]
+    return " | ".join(f"( {q} )" for q in queries)
+
+
+def _raw(text: str) -> SearchQuery:
+    return SearchQuery(text, search_type="raw", config="simple")
+
+
+def term_sets(terms: list[Term]) -> list[tuple[int, ...]] | None:
+    """The smallest sets of terms (by index) that a question may hold and match: every set
+    whose weight passes the coverage, none of whose subsets does. None when there are too many to
+    write as one tsquery."""
+    floor = min_coverage(terms)
+    sets: list[tuple[int, ...]] = []
+    for size in range(1, len(terms) + 1):
+        for chosen in itertools.combinations(range(len(terms)), size):
+            if sum(terms[i].weight for i in chosen) <= floor:
+                continue
+            if any(set(smaller) <= set(chosen) for smaller in sets):
+                continue
+            sets.append(chosen)
+            if len(sets) > MAX_TERM_SETS:
+                return None
+    return sets
+
+
+def _title_similarity(text: str) -> RawSQL:
+    """pg_trgm's similarity of the title to `text`, from the title's stored trigrams (migration
+    0008): building them per row cost more than the rest of the ranking. The ranking query reads
+    the question table unaliased, as the column is not on the model."""
+    title, query = "quizbank_question.title_trigrams", "quizbank_trigrams(%s)"
+    return RawSQL(  # noqa: S611 - constant SQL; the text goes as a parameter
+        f"coalesce((icount({title} & {query})::float8 / nullif("
+        f"icount({title}) + icount({query}) - icount({title} & {query}), 0))::real, 0)",
+        [text] * 3,
+        output_field=FloatField(),
+    )
+
+
+def ranked(queryset: QuerySet, terms: list[Term]) -> tuple[list[Row], list[Term]]:
+    """(pk, slug, rank) of every question of `queryset` about `terms`, unordered and not cut off
+    yet, and the terms PostgreSQL could search (not those of its own stop words only)."""
+    prepare(terms)
+    terms = [t for t in terms if t.queries]
+    if not terms:
+        return [], terms
+    total = sum(t.weight for t in terms)
+    any_term = _text(list(dict.fromkeys(q for t in terms for q in t.queries)))
+    sets = term_sets(terms)
+    score: Any = Value(0.0, output_field=FloatField())
+    for term in terms:
+        score += Case(
+            When(search_vector=_raw(_text(term.queries, "AB")), then=Value(term.weight)),
+            When(search_vector=_raw(_text(term.queries)), then=Value(term.weight * 0.4)),
+            default=Value(0.0),
+            output_field=FloatField(),
+        )
+    if sets is not None:
+        # The index answers the coverage rule itself: each set of terms AND-ed, the sets OR-ed.
+        candidates = " | ".join(
+            "( " + " & ".join(f"( {_text(terms[i].queries)} )" for i in chosen) + " )"
+            for chosen in sets
+        )
+        about = queryset.filter(search_vector=_raw(candidates))
+    else:
+        coverage: Any = Value(0.0, output_field=FloatField())
+        for term in terms:
+            coverage += Case(
+                When(search_vector=_raw(_text(term.queries)), then=Value(term.weight)),
+                default=Value(0.0),
+                output_field=FloatField(),
+            )
+        about = (
+            queryset.filter(search_vector=_raw(any_term))
+            .alias(coverage=coverage)
+            .filter(coverage__gt=min_coverage(terms))
+        )
+    query_text = " ".join(p for t in terms for p in t.phrases[:1])
+    rank = (
+        F("score") / total
+        + SearchRank(
+            F("search_vector"),
+            _raw(any_term),
+            weights=[0.1, 0.2, 0.6, 1.0],
+            cover_density=True,
+            normalization=Value(32),
+        )
+        + _title_similarity(query_text)
+    )
+    rows = list(
+        about.alias(score=score)
+        .filter(score__gte=MIN_SCORE * total)
+        .annotate(rank=rank)
+        .order_by()
+        .values_list("pk", "slug", "rank")
+    )
+    if rows:
+        return rows, terms
+    # Nothing is about these terms: fall back to answers that hold every one of them, unless a
+    # question holds some of them (then nothing matched well enough). Answers are large (their
+    # vectors are TOASTed), so they are only searched when needed.
+    every = Q()
+    for term in terms:
+        every &= Q(answer_vector=_raw(_text(term.queries)))
+    some_about = Exists(queryset.order_by().filter(search_vector=_raw(any_term)))
+    answers = queryset.order_by().filter(every, ~some_about).values_list("pk", "slug")
+    return [(pk, slug, 0.0) for pk, slug in answers], terms
