@@ -43,5 +43,6 @@ def test_the_api_root_lists_every_resource(api):
         "progress",
         "interviews",
         "plans",
+        "reviews",
     }
     assert body["submissions"].endswith("/api/submissions/")
