@@ -122,7 +122,10 @@ def _encode(value: Any, out: bytearray) -> None:  # noqa: C901 - one branch per 
     elif kind is torch.Tensor:
         if value.dtype not in TENSOR_DTYPES.values() or value.layout is not torch.strided:
             raise ValueError(f"a tensor of dtype {value.dtype}")
-        tensor = value.detach().cpu().contiguous()
+        # clone(contiguous_format), not contiguous(): a tensor whose size-1 dimension has a stride
+        # other than 1 (``t[:, 0]`` of a (1, 2) tensor) counts as contiguous and would be returned
+        # as is, and the byte view below then fails, taking the whole run down with it.
+        tensor = value.detach().cpu().clone(memory_format=torch.contiguous_format)
         name = _name(tensor.dtype)
         out += b"t" + _U8.pack(len(name)) + name + _U8.pack(tensor.dim())
         out += b"".join(_I64.pack(n) for n in tensor.shape)

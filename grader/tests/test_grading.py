@@ -186,6 +186,9 @@ def test_a_check_can_set_its_own_tolerances(pool):
         ("[torch.zeros(2)]", "[torch.zeros(2), 1]", "1 items where 2 were expected"),
         ("torch.tensor([float('nan')])", "torch.tensor([float('nan')])", None),
         ("torch.nn.Parameter(torch.ones(2))", "torch.ones(2)", None),
+        # size-1 dimensions with a stride other than 1 (a column of a one-row matrix)
+        ("torch.arange(2.0).view(1, 2)[:, 1]", "torch.ones(1)", None),
+        ("torch.arange(6.0).view(2, 1, 3)[:, :, 0]", "torch.tensor([[0.0], [3.0]])", None),
         (
             "torch.ones(2).to_sparse()",
             "torch.ones(2)",
