@@ -7,9 +7,10 @@ Loads fixtures/bank (load_bank) into a scratch PostgreSQL database (created, the
 a temporary SQLite file, runs every query below through `quizbank.search.question_search` (what the
 API and the list page use), and prints top-1, top-5 and MRR over the labelled queries and the share
 of off-topic queries that find anything, for the main set below and for the held-out set
-(bench/search_queries_heldout.yaml, never tuned to). A query is labelled with every slug that answers it; the
-first of them in the results counts. Queries whose slugs are not in the bank yet are skipped and
-counted. `-v` lists the misses. quizbank/tests/test_search_quality.py keeps the figures up.
+(bench/search_queries_heldout.yaml, never tuned to). A query is labelled with every slug that
+answers it; the first of them in the results counts. Queries whose slugs are not in the bank yet
+are skipped and counted. `-v` lists the misses. quizbank/tests/test_search_quality.py keeps the
+figures up.
 """
 
 from __future__ import annotations
@@ -496,7 +497,8 @@ def main() -> None:
     _postgres(args.database_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     _postgres(args.database_url, f'CREATE DATABASE "{name}"')
     print(
-        f"{'database':<11} {'set':<9} {'queries':>7} {'top-1':>7} {'top-5':>7} {'MRR':>6} {'off-topic FP':>13}"
+        f"{'database':<11} {'set':<9} {'queries':>7} {'top-1':>7} {'top-5':>7} {'MRR':>6}"
+        f" {'off-topic FP':>13}"
     )
     try:
         with tempfile.TemporaryDirectory() as tmp:

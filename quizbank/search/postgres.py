@@ -21,7 +21,7 @@ from django.db import connection
 from django.db.models import Case, Exists, F, FloatField, Q, QuerySet, Value, When
 from django.db.models.expressions import RawSQL
 
-from .terms import MIN_SCORE, Term, is_typo, min_coverage
+from .terms import MIN_SCORE, Term, is_typo, min_coverage, weigh_foreign
 
 # pg_trgm similarity from which a word that no title, concept or slug holds is read as a typo.
 TYPO_SIMILARITY = 0.3
@@ -43,24 +43,27 @@ def prepare(terms: list[Term]) -> None:
         cursor.execute(
             """
             SELECT a.n, phraseto_tsquery('english', quizbank_search_text(a.phrase))::text,
-                   CASE WHEN a.fix AND NOT EXISTS (
-                       SELECT 1 FROM quizbank_searchterm e WHERE e.word = a.phrase)
+                   CASE WHEN a.unknown AND a.fix
                    THEN (SELECT array_agg(
                              c.word || ' ' || phraseto_tsquery('english', c.word)::text)
                          FROM (SELECT t.word FROM quizbank_searchterm t
                                WHERE t.word %% a.phrase AND similarity(t.word, a.phrase) >= %s
                                ORDER BY similarity(t.word, a.phrase) DESC, t.word LIMIT 5) c)
-                   END, a.phrase
-            FROM unnest(%s::int[], %s::text[], %s::boolean[]) AS a(n, phrase, fix)
+                   END, a.phrase, a.unknown
+            FROM (SELECT u.*, u.plain AND length(u.phrase) >= 4 AND NOT EXISTS (
+                      SELECT 1 FROM quizbank_searchterm e WHERE e.word = u.phrase) AS unknown
+                  FROM unnest(%s::int[], %s::text[], %s::boolean[], %s::boolean[])
+                       AS u(n, phrase, fix, plain)) a
             """,
             [
                 TYPO_SIMILARITY,
                 [n for n, _ in phrases],
                 [p for _, p in phrases],
                 [fixable[n] for n, _ in phrases],
+                [terms[n].plain for n, _ in phrases],
             ],
         )
-        for n, query, candidates, phrase in cursor.fetchall():
+        for n, query, candidates, phrase, unknown in cursor.fetchall():
             fixed = next(
                 (
                     c.split(" ", 1)[1]
@@ -69,6 +72,9 @@ def prepare(terms: list[Term]) -> None:
                 ),
                 None,
             )
+            # No title, concept or slug of the bank uses this word, nor one it misspells: the
+            # query is (also) about something the bank does not cover (terms.py, FOREIGN_WEIGHT).
+            terms[n].foreign = bool(unknown) and fixed is None
             for tsquery in (query, fixed):
                 # Built from [a-z0-9] words, so always this shape; checked anyway, as it is
                 # pasted into a raw tsquery below.
@@ -123,6 +129,7 @@ def ranked(queryset: QuerySet, terms: list[Term]) -> tuple[list[Row], list[Term]
     """(pk, slug, rank) of every question of `queryset` about `terms`, unordered and not cut off
     yet, and the terms PostgreSQL could search (not those of its own stop words only)."""
     prepare(terms)
+    weigh_foreign(terms)
     terms = [t for t in terms if t.queries]
     if not terms:
         return [], terms
