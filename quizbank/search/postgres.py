@@ -43,17 +43,23 @@ def prepare(terms: list[Term]) -> None:
         cursor.execute(
             """
             SELECT a.n, phraseto_tsquery('english', quizbank_search_text(a.phrase))::text,
-                   CASE WHEN a.unknown AND a.fix
+                   CASE WHEN a.absent AND a.fix
                    THEN (SELECT array_agg(
                              c.word || ' ' || phraseto_tsquery('english', c.word)::text)
                          FROM (SELECT t.word FROM quizbank_searchterm t
                                WHERE t.word %% a.phrase AND similarity(t.word, a.phrase) >= %s
                                ORDER BY similarity(t.word, a.phrase) DESC, t.word LIMIT 5) c)
                    END, a.phrase, a.unknown
-            FROM (SELECT u.*, u.plain AND length(u.phrase) >= 4 AND NOT EXISTS (
-                      SELECT 1 FROM quizbank_searchterm e WHERE e.word = u.phrase) AS unknown
-                  FROM unnest(%s::int[], %s::text[], %s::boolean[], %s::boolean[])
-                       AS u(n, phrase, fix, plain)) a
+            FROM (SELECT b.*, b.absent AND b.plain AND length(b.phrase) >= 4
+                          -- nor a form of it ("freezing": "freeze"), by its English stem
+                          AND NOT EXISTS (
+                              SELECT 1 FROM quizbank_searchterm e WHERE e.word LIKE btrim(
+                                  phraseto_tsquery('english', b.phrase)::text, '''') || '%%')
+                          AS unknown
+                  FROM (SELECT u.*, NOT EXISTS (
+                            SELECT 1 FROM quizbank_searchterm e WHERE e.word = u.phrase) AS absent
+                        FROM unnest(%s::int[], %s::text[], %s::boolean[], %s::boolean[])
+                             AS u(n, phrase, fix, plain)) b) a
             """,
             [
                 TYPO_SIMILARITY,
@@ -100,8 +106,11 @@ def term_sets(terms: list[Term]) -> list[tuple[int, ...]] | None:
     write as one tsquery."""
     floor = min_coverage(terms)
     sets: list[tuple[int, ...]] = []
-    for size in range(1, len(terms) + 1):
-        for chosen in itertools.combinations(range(len(terms)), size):
+    # A foreign word (terms.py) found in a prompt is there by chance ("results" in a question on
+    # RNNs): it counts against the coverage, never towards it.
+    known = [i for i, t in enumerate(terms) if not t.foreign]
+    for size in range(1, len(known) + 1):
+        for chosen in itertools.combinations(known, size):
             if sum(terms[i].weight for i in chosen) <= floor:
                 continue
             if any(set(smaller) <= set(chosen) for smaller in sets):
@@ -154,6 +163,8 @@ def ranked(queryset: QuerySet, terms: list[Term]) -> tuple[list[Row], list[Term]
     else:
         coverage: Any = Value(0.0, output_field=FloatField())
         for term in terms:
+            if term.foreign:
+                continue
             coverage += Case(
                 When(search_vector=_raw(_text(term.queries)), then=Value(term.weight)),
                 default=Value(0.0),
