@@ -41,7 +41,7 @@ def ranked(queryset: QuerySet, terms: list[Term]) -> tuple[list[Row], list[Term]
             fields[name] = found
         head = fields["title"] | fields["concepts_text"] | fields["slug"]
         coverage += Case(
-            When(head | fields["prompt"], then=Value(0.0 if term.foreign else term.weight)),
+            When(head | fields["prompt"], then=Value(0.0 if term.unused else term.weight)),
             default=Value(0.0),
             output_field=FloatField(),
         )
@@ -65,29 +65,26 @@ def ranked(queryset: QuerySet, terms: list[Term]) -> tuple[list[Row], list[Term]
 
 def _mark_foreign(queryset: QuerySet, terms: list[Term]) -> None:
     """Mark each plain word that no title, concept or slug holds (as a substring of its stem) as
-    foreign, as postgres.py does from the vocabulary table: one query for all of them."""
+    foreign, and unused when no prompt or answer does either, as postgres.py does from the
+    vocabulary table and the search vectors: one query for all of them."""
     plain = [t for t in terms if t.plain and len(t.phrases[0]) >= 4]
     if not plain:
         return
-    found = {
-        f"t{n}": Max(
+    found = {}
+    for n, term in enumerate(plain):
+        one = stem(term.phrases[0])
+        head = Q(title__icontains=one) | Q(concepts_text__icontains=one) | Q(slug__icontains=one)
+        found[f"t{n}"] = Max(
             Case(
-                When(
-                    Q(title__icontains=stem(t.phrases[0]))
-                    | Q(concepts_text__icontains=stem(t.phrases[0]))
-                    | Q(slug__icontains=stem(t.phrases[0])),
-                    then=Value(1),
-                ),
+                When(head, then=Value(2)),
+                When(Q(prompt__icontains=one) | Q(answer__icontains=one), then=Value(1)),
                 default=Value(0),
                 output_field=IntegerField(),
             )
         )
-        for n, t in enumerate(plain)
-    }
     held = (
-        queryset.annotate(concepts_text=Cast("concepts", TextField()))
-        .order_by()
-        .aggregate(**found)
+        queryset.annotate(concepts_text=Cast("concepts", TextField())).order_by().aggregate(**found)
     )
     for n, term in enumerate(plain):
-        term.foreign = not held[f"t{n}"]
+        term.foreign = held[f"t{n}"] < 2
+        term.unused = not held[f"t{n}"]

@@ -49,7 +49,11 @@ def prepare(terms: list[Term]) -> None:
                          FROM (SELECT t.word FROM quizbank_searchterm t
                                WHERE t.word %% a.phrase AND similarity(t.word, a.phrase) >= %s
                                ORDER BY similarity(t.word, a.phrase) DESC, t.word LIMIT 5) c)
-                   END, a.phrase, a.unknown
+                   END, a.phrase, a.unknown,
+                   -- nor does any prompt or answer
+                   a.unknown AND NOT EXISTS (
+                       SELECT 1 FROM quizbank_question q, phraseto_tsquery('english', a.phrase) w
+                       WHERE q.search_vector @@ w OR q.answer_vector @@ w)
             FROM (SELECT b.*, b.absent AND b.plain AND length(b.phrase) >= 4
                           -- nor a form of it ("freezing": "freeze"), by its English stem
                           AND NOT EXISTS (
@@ -69,7 +73,7 @@ def prepare(terms: list[Term]) -> None:
                 [terms[n].plain for n, _ in phrases],
             ],
         )
-        for n, query, candidates, phrase, unknown in cursor.fetchall():
+        for n, query, candidates, phrase, unknown, unused in cursor.fetchall():
             fixed = next(
                 (
                     c.split(" ", 1)[1]
@@ -81,6 +85,7 @@ def prepare(terms: list[Term]) -> None:
             # No title, concept or slug of the bank uses this word, nor one it misspells: the
             # query is (also) about something the bank does not cover (terms.py, FOREIGN_WEIGHT).
             terms[n].foreign = bool(unknown) and fixed is None
+            terms[n].unused = terms[n].foreign and bool(unused)
             for tsquery in (query, fixed):
                 # Built from [a-z0-9] words, so always this shape; checked anyway, as it is
                 # pasted into a raw tsquery below.
@@ -106,9 +111,8 @@ def term_sets(terms: list[Term]) -> list[tuple[int, ...]] | None:
     write as one tsquery."""
     floor = min_coverage(terms)
     sets: list[tuple[int, ...]] = []
-    # A foreign word (terms.py) found in a prompt is there by chance ("results" in a question on
-    # RNNs): it counts against the coverage, never towards it.
-    known = [i for i, t in enumerate(terms) if not t.foreign]
+    # A word the bank never uses (terms.py) cannot be held: sets with it are left out.
+    known = [i for i, t in enumerate(terms) if not t.unused]
     for size in range(1, len(known) + 1):
         for chosen in itertools.combinations(known, size):
             if sum(terms[i].weight for i in chosen) <= floor:
@@ -163,7 +167,7 @@ def ranked(queryset: QuerySet, terms: list[Term]) -> tuple[list[Row], list[Term]
     else:
         coverage: Any = Value(0.0, output_field=FloatField())
         for term in terms:
-            if term.foreign:
+            if term.unused:
                 continue
             coverage += Case(
                 When(search_vector=_raw(_text(term.queries)), then=Value(term.weight)),

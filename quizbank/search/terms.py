@@ -28,10 +28,12 @@ NAME_WEIGHT = 2.0
 MIN_COVERAGE = 0.5
 MIN_COVERAGE_LONG = 0.4
 LONG_QUERY_TERMS = 4
-# A word the bank never uses in a title, concept or slug ("pizza", "guitar", "toddlers") says what
-# the query is about as plainly as a PyTorch name does, so it weighs as much in the coverage: "fine
-# tune a guitar" then needs more than "fine tune" to match, and finds nothing, while a pasted
-# interview question's stray word ("asked") is outweighed by its many PyTorch terms.
+# A word the bank never uses, in any form ("pizza", "guitar", "toddlers"), says what the query is
+# about as plainly as a PyTorch name does, so it weighs as much in the coverage: "fine tune a
+# guitar" then needs more than "fine tune" to match, and finds nothing, while a pasted interview
+# question's stray word is outweighed by its many PyTorch terms. A word the bank uses only in
+# prompts and answers ("iteration") weighs as any word. The vocabulary is that of titles, concepts
+# and slugs (words of 4 letters or more, read by their English stem), then the search vectors.
 FOREIGN_WEIGHT = NAME_WEIGHT
 # ...and score at least this share of the best match.
 MIN_SHARE_OF_BEST = 0.45
@@ -74,8 +76,10 @@ class Term:
     weight: float = 1.0
     fixable: bool = False  # a single word that may be misspelt
     plain: bool = False  # a single word, not a name or a phrase of synonyms.yaml
-    # A word that no title, concept or slug of the bank uses, nor misspells: see FOREIGN_WEIGHT.
+    # A word that no title, concept or slug of the bank uses in any form, nor misspells...
     foreign: bool = False
+    # ...and that no prompt or answer uses either: it weighs as a name (FOREIGN_WEIGHT).
+    unused: bool = False
     queries: list[str] = field(default_factory=list)  # tsquery texts, filled on PostgreSQL
 
 
@@ -207,7 +211,7 @@ def min_coverage(terms: list[Term]) -> float:
 
 
 def weigh_foreign(terms: list[Term]) -> None:
-    """Give each foreign word (one the bank does not use) the weight of a name (FOREIGN_WEIGHT)."""
+    """Give each word the bank does not use at all the weight of a name (FOREIGN_WEIGHT)."""
     for term in terms:
-        if term.foreign:
+        if term.unused:
             term.weight = max(term.weight, FOREIGN_WEIGHT)
