@@ -5,10 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Case, FloatField, Q, QuerySet, TextField, Value, When
+from django.db.models import (
+    Case,
+    FloatField,
+    IntegerField,
+    Max,
+    Q,
+    QuerySet,
+    TextField,
+    Value,
+    When,
+)
 from django.db.models.functions import Cast
 
-from .terms import MIN_SCORE, Term, min_coverage, stem
+from .terms import MIN_SCORE, Term, min_coverage, stem, weigh_foreign
 
 Row = tuple[int, str, float]
 
@@ -16,6 +26,8 @@ Row = tuple[int, str, float]
 def ranked(queryset: QuerySet, terms: list[Term]) -> tuple[list[Row], list[Term]]:
     """(pk, slug, rank) of every question of `queryset` about `terms`, unordered and not cut off
     yet, and the terms searched."""
+    _mark_foreign(queryset, terms)
+    weigh_foreign(terms)
     total = sum(t.weight for t in terms)
     coverage: Any = Value(0.0, output_field=FloatField())
     score: Any = Value(0.0, output_field=FloatField())
@@ -29,7 +41,7 @@ def ranked(queryset: QuerySet, terms: list[Term]) -> tuple[list[Row], list[Term]
             fields[name] = found
         head = fields["title"] | fields["concepts_text"] | fields["slug"]
         coverage += Case(
-            When(head | fields["prompt"], then=Value(term.weight)),
+            When(head | fields["prompt"], then=Value(0.0 if term.unused else term.weight)),
             default=Value(0.0),
             output_field=FloatField(),
         )
@@ -49,3 +61,30 @@ def ranked(queryset: QuerySet, terms: list[Term]) -> tuple[list[Row], list[Term]
         .values_list("pk", "slug", "rank")
     )
     return list(rows), terms
+
+
+def _mark_foreign(queryset: QuerySet, terms: list[Term]) -> None:
+    """Mark each plain word that no title, concept or slug holds (as a substring of its stem) as
+    foreign, and unused when no prompt or answer does either, as postgres.py does from the
+    vocabulary table and the search vectors: one query for all of them."""
+    plain = [t for t in terms if t.plain and len(t.phrases[0]) >= 4]
+    if not plain:
+        return
+    found = {}
+    for n, term in enumerate(plain):
+        one = stem(term.phrases[0])
+        head = Q(title__icontains=one) | Q(concepts_text__icontains=one) | Q(slug__icontains=one)
+        found[f"t{n}"] = Max(
+            Case(
+                When(head, then=Value(2)),
+                When(Q(prompt__icontains=one) | Q(answer__icontains=one), then=Value(1)),
+                default=Value(0),
+                output_field=IntegerField(),
+            )
+        )
+    held = (
+        queryset.annotate(concepts_text=Cast("concepts", TextField())).order_by().aggregate(**found)
+    )
+    for n, term in enumerate(plain):
+        term.foreign = held[f"t{n}"] < 2
+        term.unused = not held[f"t{n}"]

@@ -21,7 +21,7 @@ from django.db import connection
 from django.db.models import Case, Exists, F, FloatField, Q, QuerySet, Value, When
 from django.db.models.expressions import RawSQL
 
-from .terms import MIN_SCORE, Term, is_typo, min_coverage
+from .terms import MIN_SCORE, Term, is_typo, min_coverage, weigh_foreign
 
 # pg_trgm similarity from which a word that no title, concept or slug holds is read as a typo.
 TYPO_SIMILARITY = 0.3
@@ -43,24 +43,37 @@ def prepare(terms: list[Term]) -> None:
         cursor.execute(
             """
             SELECT a.n, phraseto_tsquery('english', quizbank_search_text(a.phrase))::text,
-                   CASE WHEN a.fix AND NOT EXISTS (
-                       SELECT 1 FROM quizbank_searchterm e WHERE e.word = a.phrase)
+                   CASE WHEN a.absent AND a.fix
                    THEN (SELECT array_agg(
                              c.word || ' ' || phraseto_tsquery('english', c.word)::text)
                          FROM (SELECT t.word FROM quizbank_searchterm t
                                WHERE t.word %% a.phrase AND similarity(t.word, a.phrase) >= %s
                                ORDER BY similarity(t.word, a.phrase) DESC, t.word LIMIT 5) c)
-                   END, a.phrase
-            FROM unnest(%s::int[], %s::text[], %s::boolean[]) AS a(n, phrase, fix)
+                   END, a.phrase, a.unknown,
+                   -- nor does any prompt or answer
+                   a.unknown AND NOT EXISTS (
+                       SELECT 1 FROM quizbank_question q, phraseto_tsquery('english', a.phrase) w
+                       WHERE q.search_vector @@ w OR q.answer_vector @@ w)
+            FROM (SELECT b.*, b.absent AND b.plain AND length(b.phrase) >= 4
+                          -- nor a form of it ("freezing": "freeze"), by its English stem
+                          AND NOT EXISTS (
+                              SELECT 1 FROM quizbank_searchterm e WHERE e.word LIKE btrim(
+                                  phraseto_tsquery('english', b.phrase)::text, '''') || '%%')
+                          AS unknown
+                  FROM (SELECT u.*, NOT EXISTS (
+                            SELECT 1 FROM quizbank_searchterm e WHERE e.word = u.phrase) AS absent
+                        FROM unnest(%s::int[], %s::text[], %s::boolean[], %s::boolean[])
+                             AS u(n, phrase, fix, plain)) b) a
             """,
             [
                 TYPO_SIMILARITY,
                 [n for n, _ in phrases],
                 [p for _, p in phrases],
                 [fixable[n] for n, _ in phrases],
+                [terms[n].plain for n, _ in phrases],
             ],
         )
-        for n, query, candidates, phrase in cursor.fetchall():
+        for n, query, candidates, phrase, unknown, unused in cursor.fetchall():
             fixed = next(
                 (
                     c.split(" ", 1)[1]
@@ -69,6 +82,10 @@ def prepare(terms: list[Term]) -> None:
                 ),
                 None,
             )
+            # No title, concept or slug of the bank uses this word, nor one it misspells: the
+            # query is (also) about something the bank does not cover (terms.py, FOREIGN_WEIGHT).
+            terms[n].foreign = bool(unknown) and fixed is None
+            terms[n].unused = terms[n].foreign and bool(unused)
             for tsquery in (query, fixed):
                 # Built from [a-z0-9] words, so always this shape; checked anyway, as it is
                 # pasted into a raw tsquery below.
@@ -94,8 +111,10 @@ def term_sets(terms: list[Term]) -> list[tuple[int, ...]] | None:
     write as one tsquery."""
     floor = min_coverage(terms)
     sets: list[tuple[int, ...]] = []
-    for size in range(1, len(terms) + 1):
-        for chosen in itertools.combinations(range(len(terms)), size):
+    # A word the bank never uses (terms.py) cannot be held: sets with it are left out.
+    known = [i for i, t in enumerate(terms) if not t.unused]
+    for size in range(1, len(known) + 1):
+        for chosen in itertools.combinations(known, size):
             if sum(terms[i].weight for i in chosen) <= floor:
                 continue
             if any(set(smaller) <= set(chosen) for smaller in sets):
@@ -123,6 +142,7 @@ def ranked(queryset: QuerySet, terms: list[Term]) -> tuple[list[Row], list[Term]
     """(pk, slug, rank) of every question of `queryset` about `terms`, unordered and not cut off
     yet, and the terms PostgreSQL could search (not those of its own stop words only)."""
     prepare(terms)
+    weigh_foreign(terms)
     terms = [t for t in terms if t.queries]
     if not terms:
         return [], terms
@@ -147,6 +167,8 @@ def ranked(queryset: QuerySet, terms: list[Term]) -> tuple[list[Row], list[Term]
     else:
         coverage: Any = Value(0.0, output_field=FloatField())
         for term in terms:
+            if term.unused:
+                continue
             coverage += Case(
                 When(search_vector=_raw(_text(term.queries)), then=Value(term.weight)),
                 default=Value(0.0),

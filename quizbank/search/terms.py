@@ -28,6 +28,13 @@ NAME_WEIGHT = 2.0
 MIN_COVERAGE = 0.5
 MIN_COVERAGE_LONG = 0.4
 LONG_QUERY_TERMS = 4
+# A word the bank never uses, in any form ("pizza", "guitar", "toddlers"), says what the query is
+# about as plainly as a PyTorch name does, so it weighs as much in the coverage: "fine tune a
+# guitar" then needs more than "fine tune" to match, and finds nothing, while a pasted interview
+# question's stray word is outweighed by its many PyTorch terms. A word the bank uses only in
+# prompts and answers ("iteration") weighs as any word. The vocabulary is that of titles, concepts
+# and slugs (words of 4 letters or more, read by their English stem), then the search vectors.
+FOREIGN_WEIGHT = NAME_WEIGHT
 # ...and score at least this share of the best match.
 MIN_SHARE_OF_BEST = 0.45
 # ...and hold enough of them in its title, concepts or slug (a term only in the prompt counts 0.4).
@@ -68,6 +75,11 @@ class Term:
     phrases: list[str]
     weight: float = 1.0
     fixable: bool = False  # a single word that may be misspelt
+    plain: bool = False  # a single word, not a name or a phrase of synonyms.yaml
+    # A word that no title, concept or slug of the bank uses in any form, nor misspells...
+    foreign: bool = False
+    # ...and that no prompt or answer uses either: it weighs as a name (FOREIGN_WEIGHT).
+    unused: bool = False
     queries: list[str] = field(default_factory=list)  # tsquery texts, filled on PostgreSQL
 
 
@@ -132,7 +144,11 @@ def search_terms(text: str) -> list[Term]:
             if (word not in STOP_WORDS or word in FILLER and word in words_left) and (
                 len(word) > 1 or word.isdigit()
             ):
-                terms.append(Term([word], fixable=len(word) >= 4 and not word.isdigit()))
+                # A word of four letters or fewer is read as typed: one edit away from it lies
+                # another everyday word more often than a slip ("lose" / "loss").
+                terms.append(
+                    Term([word], fixable=len(word) >= 5 and not word.isdigit(), plain=True)
+                )
     unique: dict[tuple[str, ...], Term] = {}
     for term in terms:
         unique.setdefault(tuple(term.phrases), term)
@@ -141,10 +157,12 @@ def search_terms(text: str) -> list[Term]:
 
 def is_typo(typed: str, word: str) -> bool:
     """Whether `typed` reads as a misspelling of `word`: same first letter, and one edit away
-    (two for a long word), a swap of neighbours counting as one."""
+    (two for a word of nine letters or more), a swap of neighbours counting as one."""
     if typed[:1] != word[:1]:
         return False
-    limit = 1 if len(typed) <= 6 else 2
+    # Two edits from a word of eight letters or fewer is as often a different word ("cookies" /
+    # "copies") as a slip.
+    limit = 1 if len(typed) <= 8 else 2
     if abs(len(typed) - len(word)) > limit:
         return False
     previous, row = None, list(range(len(word) + 1))
@@ -190,3 +208,10 @@ def min_coverage(terms: list[Term]) -> float:
     """The weight of terms a question must hold more than."""
     share = MIN_COVERAGE_LONG if len(terms) >= LONG_QUERY_TERMS else MIN_COVERAGE
     return share * sum(t.weight for t in terms) - 1e-9 * (len(terms) >= LONG_QUERY_TERMS)
+
+
+def weigh_foreign(terms: list[Term]) -> None:
+    """Give each word the bank does not use at all the weight of a name (FOREIGN_WEIGHT)."""
+    for term in terms:
+        if term.unused:
+            term.weight = max(term.weight, FOREIGN_WEIGHT)

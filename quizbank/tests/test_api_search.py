@@ -16,7 +16,8 @@ QUESTIONS = [
         "Why must gradients be reset between optimizer steps?",
         "A colleague's training loop never calls optimizer.zero_grad(). What happens and why?",
         ["gradient accumulation", "Optimizer.zero_grad"],
-        "backward() adds into .grad instead of overwriting it, so stale gradients pile up.",
+        "backward() adds into .grad instead of overwriting it, so stale gradients pile up"
+        " from one iteration to the next.",
     ),
     (
         "view-vs-reshape",
@@ -44,7 +45,7 @@ QUESTIONS = [
         "Saving and loading a trained model",
         "How do you persist a model's weights and load them later for inference?",
         ["state_dict", "torch.save", "torch.load"],
-        "Save model.state_dict() with torch.save and load it with weights_only=True.",
+        "Save model.state_dict() to disk with torch.save and load it with weights_only=True.",
     ),
 ]
 
@@ -167,3 +168,30 @@ def test_interview_filler_does_not_outweigh_pytorch_names(api):
     assert top(api, "Explain why model.eval() is important, with an example")[0] == (
         "train-vs-eval-mode"
     )
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite reads words as substrings")
+def test_a_word_the_bank_never_uses_outweighs_an_everyday_bank_phrase(api):
+    # "zero the gradients" alone finds its question; beside words no title, concept or slug uses
+    # ("hill", "road") it is what the query is about no more than they are.
+    assert top(api, "zero the gradients")[0] == "zero-grad"
+    response = api.get("/api/questions/", {"search": "zero the gradients of a hill road"})
+    assert response.json()["count"] == 0
+
+
+def test_a_form_of_a_bank_word_is_not_foreign(api):
+    # "reshaping" is no title's word, but "reshape" is: it stays a term the bank is about.
+    assert top(api, "reshaping contiguous")[0] == "view-vs-reshape"
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="typo correction is pg_trgm's")
+def test_an_everyday_word_is_not_read_as_a_misspelt_bank_word(api):
+    # "cookies" is two edits from "copies" (in a prompt), but too short to carry two slips.
+    QuestionFactory(
+        slug="copies",
+        title="When does reshape return copies?",
+        prompt="Copies and views.",
+        primary_topic=TopicFactory(slug="copying"),
+    )
+    assert top(api, "copies")[0] == "copies"
+    assert api.get("/api/questions/", {"search": "batch of cookies"}).json()["count"] == 0

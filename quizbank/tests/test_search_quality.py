@@ -1,6 +1,8 @@
 """Search keeps finding the question a learner means on the real bank (bench/search_quality.py),
-and finds nothing for what the bank is not about. Thresholds sit a little under what it reaches:
-top-1 92%, top-5 97%, no off-topic result."""
+and finds nothing for what the bank is not about, on the main set and on the held-out set (written
+before the relevance floor was last changed, never tuned to). Thresholds sit a little under what
+it reaches: main top-1 92.8%, top-5 98.8%, MRR 0.957, no off-topic result; held-out top-1 92.9%,
+top-5 100%, MRR 0.964, 2 off-topic results of 24."""
 
 import importlib.util
 import sys
@@ -31,14 +33,30 @@ def _quality():
     return module
 
 
-def test_search_finds_the_learners_question_in_the_real_bank():
+@pytest.fixture
+def bank_slugs():
     bank_load(paths=[ROOT / "fixtures" / "bank"])
-    report = _quality().evaluate(set(Question.objects.values_list("slug", flat=True)))
+    return set(Question.objects.values_list("slug", flat=True))
+
+
+def test_search_finds_the_learners_question_in_the_real_bank(bank_slugs):
+    report = _quality().evaluate(bank_slugs)
     assert report.queries >= 200
-    assert report.top5 >= 0.95, report.misses
+    assert report.top5 >= 0.97, report.misses
+    assert report.top1 >= 0.91, report.misses
+    assert report.mrr >= 0.94, report.misses
+    assert report.false_positive_rate == 0, report.misses
+
+
+def test_search_generalises_to_the_held_out_phrasings(bank_slugs):
+    quality = _quality()
+    queries, off_topic = quality.heldout()
+    assert len(queries) >= 40 and len(off_topic) >= 20
+    report = quality.evaluate(bank_slugs, queries, off_topic)
+    assert report.top5 >= 0.97, report.misses
     assert report.top1 >= 0.88, report.misses
-    assert report.mrr >= 0.90, report.misses
-    # The target is 0. With the whole v2 bank loaded, 2 of the 20 off-topic queries ("stock market
-    # prediction tips", and one that finds dataloader-performance) still find a question; this
-    # pins today's level so it cannot get worse while the cut-off is tightened.
-    assert report.false_positive_rate <= 0.10, report.misses
+    assert report.mrr >= 0.93, report.misses
+    # The target is 0. Two still find questions, every word of them one the bank uses:
+    # "memory loss in old age" ("old" and "age" are too short for the vocabulary check) and
+    # "learning rate of a student" ("student": knowledge distillation). Pinned at today's 2.
+    assert report.false_positive_rate <= 2 / len(off_topic), report.misses
