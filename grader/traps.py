@@ -29,8 +29,9 @@ import importlib
 import os
 import sys
 import types
+import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 
@@ -105,21 +106,59 @@ def _caller_line() -> tuple[bool, int | None]:
     return True, frame.f_lineno if filename == "submission.py" else None
 
 
-def _trap(original: Callable[..., Any], rule: str, fd: int, sent: set[str]) -> Callable[..., Any]:
+def _forbidden(rule: str, fd: int, sent: set[str], line: int | None) -> NoReturn:
+    if rule not in sent:  # one frame per rule: a loop of calls must not flood the channel
+        sent.add(rule)
+        frames.write(fd, {"kind": "forbidden", "rule": rule, "line": line})
+    raise ForbiddenCall(f"{rule} is forbidden in this exercise")
+
+
+def _trap(
+    original: Callable[..., Any],
+    rule: str,
+    fd: int,
+    sent: set[str],
+    made: weakref.WeakSet[Any] | None = None,
+) -> Callable[..., Any]:
     def trap(*args: Any, **kwargs: Any) -> Any:
         submitted, line = _caller_line()
         if not submitted:
+            if made is not None and args:  # a forbidden class's __init__ run by trusted code
+                with contextlib.suppress(TypeError):
+                    made.add(args[0])
             return original(*args, **kwargs)
-        if rule not in sent:  # one frame per rule: a loop of calls must not flood the channel
-            sent.add(rule)
-            frames.write(fd, {"kind": "forbidden", "rule": rule, "line": line})
-        raise ForbiddenCall(f"{rule} is forbidden in this exercise")
+        _forbidden(rule, fd, sent, line)
 
+    _copy_names(trap, original)
+    return trap
+
+
+def _guard(
+    method: Callable[..., Any], rule: str, fd: int, sent: set[str], made: weakref.WeakSet[Any]
+) -> Callable[..., Any]:
+    """A forbidden class's own method, refused on an instance its trapped ``__init__`` did not
+    build: ``cls.__new__(cls)`` (or copy, pickle) skips ``__init__``, and ``nn.Module.__call__``,
+    torch's own code, would then run ``forward`` as a trusted caller."""
+
+    def guard(*args: Any, **kwargs: Any) -> Any:
+        if args:
+            try:
+                known = args[0] in made
+            except TypeError:
+                known = False
+            if not known and not isinstance(args[0], type):
+                _forbidden(rule, fd, sent, None)
+        return method(*args, **kwargs)
+
+    _copy_names(guard, method)
+    return guard
+
+
+def _copy_names(wrapper: Callable[..., Any], original: Callable[..., Any]) -> None:
     # No functools.wraps: it would set __wrapped__, a way back to the original.
     for attribute in ("__name__", "__qualname__", "__doc__", "__module__"):
         with contextlib.suppress(AttributeError, TypeError):
-            setattr(trap, attribute, getattr(original, attribute))
-    return trap
+            setattr(wrapper, attribute, getattr(original, attribute))
 
 
 def arm(rules: list[str], fd: int) -> list[str]:
@@ -148,13 +187,17 @@ def arm(rules: list[str], fd: int) -> list[str]:
             if isinstance(member, type):
                 init = member.__dict__.get("__init__")
                 if init is not None and id(init) not in replace:
-                    trap = _trap(init, rule, fd, sent)
+                    made: weakref.WeakSet[Any] = weakref.WeakSet()
+                    trap = _trap(init, rule, fd, sent, made)
                     try:
                         setattr(member, "__init__", trap)  # noqa: B010 - mypy refuses the plain form
                     except TypeError:  # an immutable extension type: the static check only
                         continue
                     replace[id(init)] = trap
                     keep.append(init)
+                    for key, method in list(vars(member).items()):
+                        if key != "__init__" and isinstance(method, types.FunctionType):
+                            setattr(member, key, _guard(method, rule, fd, sent, made))
                 continue
             targets = [member, *_bindings(member, rule.rpartition(".")[2])]
             for target in targets:

@@ -199,6 +199,30 @@ def test_a_thin_wrappers_binding_and_a_forbidden_class_are_caught(pool):
     assert_rejected(pool.grade(forbid_job(subclass, [rule])), rule)
 
 
+def test_a_forbidden_class_built_without_its_init_is_caught(pool):
+    # cls.__new__ skips the trapped __init__, and nn.Module.__call__ (torch's own code, a trusted
+    # caller) then ran the real forward: a full layernorm exercise passed this way.
+    code = """
+    import torch
+    def probe():
+        cls = getattr(torch.nn, "Layer" + "Norm")
+        m = cls.__new__(cls)
+        torch.nn.Module.__init__(m)
+        m.normalized_shape, m.weight, m.bias, m.eps = (3,), None, None, 1e-5
+        m(torch.ones(2, 3))
+        return "blocked"
+    """
+    rule = "nn.LayerNorm"
+    assert_rejected(pool.grade(forbid_job(code, [rule])), rule)
+    # Check code (trusted) still builds and calls the class normally.
+    trusted = "torch.nn.LayerNorm(3)(torch.ones(2, 3)); out = probe()"
+    plain = """
+    def probe():
+        return "blocked"
+    """
+    assert pool.grade(forbid_job(plain, [rule], check=trusted))["status"] == "passed"
+
+
 def test_catching_the_traps_exception_does_not_hide_the_call(pool):
     code = (
         """
