@@ -24,7 +24,9 @@ and pass through. What stays best effort is documented in README.md ("Known limi
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dis
+import gc
 import importlib
 import os
 import sys
@@ -168,6 +170,7 @@ def arm(rules: list[str], fd: int) -> list[str]:
     keep: list[Any] = []  # the originals stay alive, so their ids stay unique
     armed: list[str] = []
     tensor_methods: dict[str, Callable[..., Any]] = {}
+    base_methods: dict[str, Callable[..., Any]] = {}
     for rule in rules:
         obj = _resolve(rule)
         if obj is None:
@@ -215,6 +218,9 @@ def arm(rules: list[str], fd: int) -> list[str]:
                     and isinstance(getattr(torch.Tensor, name, None), types.MethodDescriptorType)
                 ):
                     tensor_methods[name] = _trap(getattr(torch.Tensor, name), rule, fd, sent)
+                    own = vars(torch._C.TensorBase).get(name)
+                    if own is not None:  # not a Python override in torch.Tensor: no recursion
+                        base_methods[name] = _trap(own, rule, fd, sent)
         armed.append(rule)
     if not _INDEX:
         index()
@@ -230,8 +236,21 @@ def arm(rules: list[str], fd: int) -> list[str]:
             _replace_in(sys.modules[module_name], replace)
     for name, trap in tensor_methods.items():
         setattr(torch.Tensor, name, trap)
+    if base_methods:
+        _set_on_immutable(torch._C.TensorBase, base_methods)
     _KEEP.extend(keep)
     return armed
+
+
+def _set_on_immutable(cls: type, attributes: dict[str, Callable[..., Any]]) -> None:
+    """Set methods on a C type that refuses setattr (TensorBase, which ``super(torch.Tensor, x)``
+    and ``type(x).__mro__`` reach without naming ``torch._C``): through the dict its mapping proxy
+    wraps, then the call CPython requires after a type's dict changes (its method cache)."""
+    referents = gc.get_referents(cls.__dict__)
+    if len(referents) != 1 or not isinstance(referents[0], dict):
+        return
+    referents[0].update(attributes)
+    ctypes.pythonapi.PyType_Modified(ctypes.py_object(cls))
 
 
 def _replace_in(module: Any, replace: dict[int, Callable[..., Any]]) -> None:

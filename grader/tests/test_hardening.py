@@ -223,6 +223,26 @@ def test_a_forbidden_class_built_without_its_init_is_caught(pool):
     assert pool.grade(forbid_job(plain, [rule], check=trusted))["status"] == "passed"
 
 
+def test_a_forbidden_tensor_method_reached_through_super_is_caught(pool):
+    # TensorBase, a C type that refuses setattr, kept the original; super() reaches it without
+    # naming torch._C.
+    code = """
+    import torch
+    def probe():
+        y = super(torch.Tensor, torch.arange(6.0)).as_strided((2, 2), (1, 1))
+        return "got " + str(y.tolist())
+    """
+    assert_rejected(pool.grade(forbid_job(code, ["torch.as_strided"])), "torch.as_strided")
+    # torch calling it for itself, and check code, still pass through.
+    trusted = "torch.arange(6.0).as_strided((2, 2), (1, 1)); out = probe()"
+    plain = """
+    def probe():
+        return "blocked"
+    """
+    result = pool.grade(forbid_job(plain, ["torch.as_strided"], check=trusted))
+    assert result["status"] == "passed", result
+
+
 def test_catching_the_traps_exception_does_not_hide_the_call(pool):
     code = (
         """
