@@ -24,13 +24,16 @@ and pass through. What stays best effort is documented in README.md ("Known limi
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dis
+import gc
 import importlib
 import os
 import sys
 import types
+import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 
@@ -105,21 +108,59 @@ def _caller_line() -> tuple[bool, int | None]:
     return True, frame.f_lineno if filename == "submission.py" else None
 
 
-def _trap(original: Callable[..., Any], rule: str, fd: int, sent: set[str]) -> Callable[..., Any]:
+def _forbidden(rule: str, fd: int, sent: set[str], line: int | None) -> NoReturn:
+    if rule not in sent:  # one frame per rule: a loop of calls must not flood the channel
+        sent.add(rule)
+        frames.write(fd, {"kind": "forbidden", "rule": rule, "line": line})
+    raise ForbiddenCall(f"{rule} is forbidden in this exercise")
+
+
+def _trap(
+    original: Callable[..., Any],
+    rule: str,
+    fd: int,
+    sent: set[str],
+    made: weakref.WeakSet[Any] | None = None,
+) -> Callable[..., Any]:
     def trap(*args: Any, **kwargs: Any) -> Any:
         submitted, line = _caller_line()
         if not submitted:
+            if made is not None and args:  # a forbidden class's __init__ run by trusted code
+                with contextlib.suppress(TypeError):
+                    made.add(args[0])
             return original(*args, **kwargs)
-        if rule not in sent:  # one frame per rule: a loop of calls must not flood the channel
-            sent.add(rule)
-            frames.write(fd, {"kind": "forbidden", "rule": rule, "line": line})
-        raise ForbiddenCall(f"{rule} is forbidden in this exercise")
+        _forbidden(rule, fd, sent, line)
 
+    _copy_names(trap, original)
+    return trap
+
+
+def _guard(
+    method: Callable[..., Any], rule: str, fd: int, sent: set[str], made: weakref.WeakSet[Any]
+) -> Callable[..., Any]:
+    """A forbidden class's own method, refused on an instance its trapped ``__init__`` did not
+    build: ``cls.__new__(cls)`` (or copy, pickle) skips ``__init__``, and ``nn.Module.__call__``,
+    torch's own code, would then run ``forward`` as a trusted caller."""
+
+    def guard(*args: Any, **kwargs: Any) -> Any:
+        if args:
+            try:
+                known = args[0] in made
+            except TypeError:
+                known = False
+            if not known and not isinstance(args[0], type):
+                _forbidden(rule, fd, sent, None)
+        return method(*args, **kwargs)
+
+    _copy_names(guard, method)
+    return guard
+
+
+def _copy_names(wrapper: Callable[..., Any], original: Callable[..., Any]) -> None:
     # No functools.wraps: it would set __wrapped__, a way back to the original.
     for attribute in ("__name__", "__qualname__", "__doc__", "__module__"):
         with contextlib.suppress(AttributeError, TypeError):
-            setattr(trap, attribute, getattr(original, attribute))
-    return trap
+            setattr(wrapper, attribute, getattr(original, attribute))
 
 
 def arm(rules: list[str], fd: int) -> list[str]:
@@ -129,6 +170,7 @@ def arm(rules: list[str], fd: int) -> list[str]:
     keep: list[Any] = []  # the originals stay alive, so their ids stay unique
     armed: list[str] = []
     tensor_methods: dict[str, Callable[..., Any]] = {}
+    base_methods: dict[str, Callable[..., Any]] = {}
     for rule in rules:
         obj = _resolve(rule)
         if obj is None:
@@ -148,13 +190,17 @@ def arm(rules: list[str], fd: int) -> list[str]:
             if isinstance(member, type):
                 init = member.__dict__.get("__init__")
                 if init is not None and id(init) not in replace:
-                    trap = _trap(init, rule, fd, sent)
+                    made: weakref.WeakSet[Any] = weakref.WeakSet()
+                    trap = _trap(init, rule, fd, sent, made)
                     try:
                         setattr(member, "__init__", trap)  # noqa: B010 - mypy refuses the plain form
                     except TypeError:  # an immutable extension type: the static check only
                         continue
                     replace[id(init)] = trap
                     keep.append(init)
+                    for key, method in list(vars(member).items()):
+                        if key != "__init__" and isinstance(method, types.FunctionType):
+                            setattr(member, key, _guard(method, rule, fd, sent, made))
                 continue
             targets = [member, *_bindings(member, rule.rpartition(".")[2])]
             for target in targets:
@@ -172,6 +218,9 @@ def arm(rules: list[str], fd: int) -> list[str]:
                     and isinstance(getattr(torch.Tensor, name, None), types.MethodDescriptorType)
                 ):
                     tensor_methods[name] = _trap(getattr(torch.Tensor, name), rule, fd, sent)
+                    own = vars(torch._C.TensorBase).get(name)
+                    if own is not None:  # not a Python override in torch.Tensor: no recursion
+                        base_methods[name] = _trap(own, rule, fd, sent)
         armed.append(rule)
     if not _INDEX:
         index()
@@ -187,8 +236,21 @@ def arm(rules: list[str], fd: int) -> list[str]:
             _replace_in(sys.modules[module_name], replace)
     for name, trap in tensor_methods.items():
         setattr(torch.Tensor, name, trap)
+    if base_methods:
+        _set_on_immutable(torch._C.TensorBase, base_methods)
     _KEEP.extend(keep)
     return armed
+
+
+def _set_on_immutable(cls: type, attributes: dict[str, Callable[..., Any]]) -> None:
+    """Set methods on a C type that refuses setattr (TensorBase, which ``super(torch.Tensor, x)``
+    and ``type(x).__mro__`` reach without naming ``torch._C``): through the dict its mapping proxy
+    wraps, then the call CPython requires after a type's dict changes (its method cache)."""
+    referents = gc.get_referents(cls.__dict__)
+    if len(referents) != 1 or not isinstance(referents[0], dict):
+        return
+    referents[0].update(attributes)
+    ctypes.pythonapi.PyType_Modified(ctypes.py_object(cls))
 
 
 def _replace_in(module: Any, replace: dict[int, Callable[..., Any]]) -> None:

@@ -199,6 +199,50 @@ def test_a_thin_wrappers_binding_and_a_forbidden_class_are_caught(pool):
     assert_rejected(pool.grade(forbid_job(subclass, [rule])), rule)
 
 
+def test_a_forbidden_class_built_without_its_init_is_caught(pool):
+    # cls.__new__ skips the trapped __init__, and nn.Module.__call__ (torch's own code, a trusted
+    # caller) then ran the real forward: a full layernorm exercise passed this way.
+    code = """
+    import torch
+    def probe():
+        cls = getattr(torch.nn, "Layer" + "Norm")
+        m = cls.__new__(cls)
+        torch.nn.Module.__init__(m)
+        m.normalized_shape, m.weight, m.bias, m.eps = (3,), None, None, 1e-5
+        m(torch.ones(2, 3))
+        return "blocked"
+    """
+    rule = "nn.LayerNorm"
+    assert_rejected(pool.grade(forbid_job(code, [rule])), rule)
+    # Check code (trusted) still builds and calls the class normally.
+    trusted = "torch.nn.LayerNorm(3)(torch.ones(2, 3)); out = probe()"
+    plain = """
+    def probe():
+        return "blocked"
+    """
+    assert pool.grade(forbid_job(plain, [rule], check=trusted))["status"] == "passed"
+
+
+def test_a_forbidden_tensor_method_reached_through_super_is_caught(pool):
+    # TensorBase, a C type that refuses setattr, kept the original; super() reaches it without
+    # naming torch._C.
+    code = """
+    import torch
+    def probe():
+        y = super(torch.Tensor, torch.arange(6.0)).as_strided((2, 2), (1, 1))
+        return "got " + str(y.tolist())
+    """
+    assert_rejected(pool.grade(forbid_job(code, ["torch.as_strided"])), "torch.as_strided")
+    # torch calling it for itself, and check code, still pass through.
+    trusted = "torch.arange(6.0).as_strided((2, 2), (1, 1)); out = probe()"
+    plain = """
+    def probe():
+        return "blocked"
+    """
+    result = pool.grade(forbid_job(plain, ["torch.as_strided"], check=trusted))
+    assert result["status"] == "passed", result
+
+
 def test_catching_the_traps_exception_does_not_hide_the_call(pool):
     code = (
         """
