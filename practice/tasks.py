@@ -1,7 +1,7 @@
 from celery import shared_task
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
 
-from .services import submissions
+from .services import submissions, sweep
 
 # Tasks have explicit names, so messages in the broker and the beat schedule in settings do not
 # depend on where the code lives.
@@ -50,4 +50,4 @@ def grade_submission(self, submission_id: int) -> None:
 
 @shared_task(name="submissions.sweep", ignore_result=True, soft_time_limit=60, time_limit=90)
 def sweep_submissions() -> dict[str, int]:
-    return submissions.submission_sweep()
+    return sweep.submission_sweep()

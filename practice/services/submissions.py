@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import functools
-import json
 import logging
 import threading
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import kombu.exceptions
@@ -27,7 +24,7 @@ from quizbank.bank.schema import wrong_solution_notes
 from quizbank.models import Exercise, Question
 
 from .. import grader_client, workers
-from ..models import MAX_CODE_BYTES, MAX_TRIES, Submission
+from ..models import MAX_CODE_BYTES, Submission
 from . import dispatch, learning
 
 log = logging.getLogger(__name__)
@@ -312,142 +309,3 @@ def submission_settle_overdue(*, submission: Submission, now: Any = None) -> Sub
             locked.save(update_fields=["status", "message", "finished_at", "deadline_at"])
     submission.refresh_from_db()
     return submission
-
-
-def submission_sweep(*, now: Any = None) -> dict[str, int]:
-    """Bring back every submission whose message or worker was lost; after MAX_TRIES, fail it.
-
-    A submission is a row before it is a message, so a lost message or a killed worker only delays
-    its verdict. Beat runs this every few seconds on a queue of its own (`sweep`), so neither a
-    backlog nor a missing grading worker delays it. It finds:
-    - running rows whose lease ran out (their worker died: it renews every few seconds);
-    - queued rows past their deadline whose message the broker does not hold (it was never sent,
-      or was lost); rows that are only waiting in a backlog are left alone;
-    - every queued row when the broker lost its state (restarted without persistence), at once.
-    It also tells the learner when no worker serves a queue, and stops saying so when one does."""
-    now = now or timezone.now()
-    in_broker, broker_lost = _broker_state(timezone.now())
-    online = {queue: _worker_online(queue) for queue in NO_WORKER}
-    requeued = failed = restored = 0
-    with transaction.atomic():
-        # A held row waits for its learner's earlier submission, not for a lost message: the
-        # dispatcher releases it (held_release_all below), never this loop.
-        candidates = (
-            Submission.objects.unfinished().filter(held=False).select_for_update(skip_locked=True)
-        )
-        if not broker_lost:
-            candidates = candidates.filter(deadline_at__lt=now)
-        for submission in candidates:
-            overdue = submission.deadline_at is None or submission.deadline_at < now
-            if submission.status == Submission.Status.QUEUED and submission.pk in in_broker:
-                # Its message is in the broker: waiting its turn, not lost. If no worker serves
-                # its queue, the wait still counts, so it ends with that reason after MAX_TRIES.
-                if overdue and not online[submission.queue]:
-                    _wait_counted(submission, now=now)
-                    failed += submission.status == Submission.Status.ERROR
-                    submission.save()
-                continue
-            if submission.status == Submission.Status.RUNNING and not overdue:
-                continue  # a live worker holds its lease
-            if not overdue:  # a queued row whose message went with the broker's state
-                if submission.queued_at > now - PUBLISH_GRACE:
-                    continue  # its message may still be on its way
-                restored += 1
-            elif submission.tries >= MAX_TRIES:
-                _fail_stuck(submission, now=now)
-                failed += 1
-                submission.save()
-                continue
-            else:
-                submission.tries += 1
-                requeued += 1
-            _mark_queued(submission, now=now)
-            pk, queue = submission.pk, submission.queue
-            transaction.on_commit(functools.partial(_enqueue_or_leave_to_sweep, pk, queue))
-            submission.save()
-    _update_waiting_messages()
-    if requeued or failed or restored:
-        log.warning("sweep: %d re-enqueued, %d restored, %d failed", requeued, restored, failed)
-    dispatch.held_release_all()  # held rows whose learner has room (a lost hand-off)
-    return {"requeued": requeued, "failed": failed, "restored": restored}
-
-
-def _wait_counted(submission: Submission, *, now: Any) -> None:
-    """A try for a submission no worker could take; past MAX_TRIES it fails with that reason."""
-    if submission.tries >= MAX_TRIES:
-        _fail_stuck(submission, now=now)
-    else:
-        submission.tries += 1
-        _mark_queued(submission, now=now)
-
-
-def _fail_stuck(submission: Submission, *, now: Any) -> None:
-    no_worker = not _worker_online(submission.queue)
-    submission.status = Submission.Status.ERROR
-    submission.message = (
-        f"Grading did not finish after {MAX_TRIES} tries"
-        + (f" (no {submission.queue.upper()} worker picked it up)" if no_worker else "")
-        + ". Please submit again; if it keeps happening, tell us."
-    )
-    submission.finished_at = now
-    submission.deadline_at = None
-
-
-def _update_waiting_messages() -> None:
-    """Queued rows say whether a worker serves their queue, as they did when they were created."""
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        return
-    for queue, message in NO_WORKER.items():
-        waiting = Submission.objects.filter(status=Submission.Status.QUEUED, queue=queue)
-        if _worker_online(queue):
-            waiting.filter(message=message).update(message="")
-        else:
-            waiting.filter(message="").update(message=message)
-
-
-BROKER_EPOCH_KEY = "quizbank:broker-epoch"
-# After the broker lost its state, sweeps in this window restore queued rows whose message it does
-# not hold; a row younger than PUBLISH_GRACE may still be on its way to the broker.
-RESTORE_WINDOW = timedelta(seconds=15)
-PUBLISH_GRACE = timedelta(seconds=2)
-
-
-def _broker_state(now: Any) -> tuple[set[int], bool]:
-    """(ids of submissions whose message the broker holds, whether it lost its state lately).
-
-    Redis as broker only (the one this project deploys): queued messages are JSON in a list per
-    queue, and messages delivered but not acknowledged sit in the `unacked` hash. A marker key set
-    by a sweep disappears when Redis restarts without persistence, taking every queued message
-    with it. Without a Redis broker (in-process grading) there is nothing to inspect."""
-    from quizbank.celery import app
-
-    url = str(app.conf.broker_url or "")
-    if not url.startswith(("redis://", "rediss://")):
-        return set(), False
-    client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
-    try:
-        # Snapshot first: a message published after it is for a row newer than the grace.
-        raw = [m for q in ("cpu", "gpu") for m in client.lrange(q, 0, -1)]
-        raw += [json.dumps(json.loads(m)[0]).encode() for m in client.hvals("unacked")]
-        client.set(BROKER_EPOCH_KEY, now.isoformat(), nx=True)
-        stamp = client.get(BROKER_EPOCH_KEY)
-        epoch = datetime.fromisoformat(stamp.decode()) if isinstance(stamp, bytes) else now
-    finally:
-        client.close()
-    held = {pk for pk in map(_message_submission, raw) if pk is not None}
-    return held, now - epoch < RESTORE_WINDOW
-
-
-def _message_submission(raw: bytes | str) -> int | None:
-    """The submission id a grading message carries, or None for anything else."""
-    try:
-        message = json.loads(raw)
-        if message.get("headers", {}).get("task") != "submissions.grade":
-            return None
-        body = message["body"]
-        if message.get("properties", {}).get("body_encoding") == "base64":
-            body = base64.b64decode(body)
-        args = json.loads(body)[0]
-        return int(args[0])
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-        return None

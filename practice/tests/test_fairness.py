@@ -10,7 +10,8 @@ from django.db import connection
 from accounts.tests.factories import UserFactory
 from practice.models import Submission
 from practice.services.dispatch import held_message
-from practice.services.submissions import submission_create, submission_sweep
+from practice.services.submissions import submission_create
+from practice.services.sweep import submission_sweep
 from practice.tests import test_reliability as reliability
 from practice.tests.test_reliability import RIGHT, wait_for
 

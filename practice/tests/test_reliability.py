@@ -18,7 +18,8 @@ from django.db import connection
 
 from accounts.tests.factories import UserFactory
 from practice.models import Submission
-from practice.services.submissions import BROKER_EPOCH_KEY, submission_create
+from practice.services.submissions import submission_create
+from practice.services.sweep import BROKER_EPOCH_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOW_RIGHT = "import time\ntime.sleep(2.5)\n\ndef double(x):\n    return x * 2\n"

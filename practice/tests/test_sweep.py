@@ -8,7 +8,8 @@ from django.utils import timezone
 from accounts.tests.factories import UserFactory
 from practice import workers
 from practice.models import Submission
-from practice.services.submissions import NO_WORKER, submission_create, submission_sweep
+from practice.services.submissions import NO_WORKER, submission_create
+from practice.services.sweep import submission_sweep
 
 from .conftest import requires_redis
 
