@@ -40,19 +40,6 @@ def worker_withdraw(*, queue: str, name: str) -> None:
     cache.delete(WORKER_HEARTBEAT_KEY.format(queue=queue, name=name))
 
 
-# The GPU queue's names, kept for the callers that only care about it.
-def gpu_worker_online() -> bool:
-    return worker_online("gpu")
-
-
-def announce_gpu_worker(name: str) -> None:
-    worker_announce(queue="gpu", name=name)
-
-
-def withdraw_gpu_worker(name: str) -> None:
-    worker_withdraw(queue="gpu", name=name)
-
-
 def _grading_queues(consumer) -> list[str]:
     queues = getattr(getattr(consumer, "task_consumer", None), "queues", None) or []
     return [q.name for q in queues if q.name in GRADING_QUEUES]

@@ -51,7 +51,7 @@ def submission_sweep(*, now: Any = None) -> dict[str, int]:
                 # Its message is in the broker: waiting its turn, not lost. If no worker serves
                 # its queue, the wait still counts, so it ends with that reason after MAX_TRIES.
                 if overdue and not online[submission.queue]:
-                    _wait_counted(submission, now=now)
+                    _wait_counted(submission, now=now, online=False)
                     failed += submission.status == Submission.Status.ERROR
                     submission.save()
                 continue
@@ -62,7 +62,7 @@ def submission_sweep(*, now: Any = None) -> dict[str, int]:
                     continue  # its message may still be on its way
                 restored += 1
             elif submission.tries >= MAX_TRIES:
-                _fail_stuck(submission, now=now)
+                _fail_stuck(submission, now=now, online=online[submission.queue])
                 failed += 1
                 submission.save()
                 continue
@@ -73,24 +73,24 @@ def submission_sweep(*, now: Any = None) -> dict[str, int]:
             pk, queue = submission.pk, submission.queue
             transaction.on_commit(functools.partial(_enqueue_or_leave_to_sweep, pk, queue))
             submission.save()
-    _update_waiting_messages()
+    _update_waiting_messages(online)
     if requeued or failed or restored:
         log.warning("sweep: %d re-enqueued, %d restored, %d failed", requeued, restored, failed)
     dispatch.held_release_all()  # held rows whose learner has room (a lost hand-off)
     return {"requeued": requeued, "failed": failed, "restored": restored}
 
 
-def _wait_counted(submission: Submission, *, now: Any) -> None:
+def _wait_counted(submission: Submission, *, now: Any, online: bool) -> None:
     """A try for a submission no worker could take; past MAX_TRIES it fails with that reason."""
     if submission.tries >= MAX_TRIES:
-        _fail_stuck(submission, now=now)
+        _fail_stuck(submission, now=now, online=online)
     else:
         submission.tries += 1
         _mark_queued(submission, now=now)
 
 
-def _fail_stuck(submission: Submission, *, now: Any) -> None:
-    no_worker = not _worker_online(submission.queue)
+def _fail_stuck(submission: Submission, *, now: Any, online: bool) -> None:
+    no_worker = not online
     submission.status = Submission.Status.ERROR
     submission.message = (
         f"Grading did not finish after {MAX_TRIES} tries"
@@ -101,13 +101,14 @@ def _fail_stuck(submission: Submission, *, now: Any) -> None:
     submission.deadline_at = None
 
 
-def _update_waiting_messages() -> None:
-    """Queued rows say whether a worker serves their queue, as they did when they were created."""
+def _update_waiting_messages(online: dict[str, bool]) -> None:
+    """Queued rows say whether a worker serves their queue, as they did when they were created.
+    `online`: the sweep's one reading of worker presence per queue."""
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return
     for queue, message in NO_WORKER.items():
         waiting = Submission.objects.filter(status=Submission.Status.QUEUED, queue=queue)
-        if _worker_online(queue):
+        if online[queue]:
             waiting.filter(message=message).update(message="")
         else:
             waiting.filter(message="").update(message=message)
@@ -142,8 +143,8 @@ def _broker_state(now: Any) -> tuple[set[int], bool]:
         epoch = datetime.fromisoformat(stamp.decode()) if isinstance(stamp, bytes) else now
     finally:
         client.close()
-    held = {pk for pk in map(_message_submission, raw) if pk is not None}
-    return held, now - epoch < RESTORE_WINDOW
+    in_broker = {pk for pk in map(_message_submission, raw) if pk is not None}
+    return in_broker, now - epoch < RESTORE_WINDOW
 
 
 def _message_submission(raw: bytes | str) -> int | None:

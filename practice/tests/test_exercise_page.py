@@ -124,11 +124,11 @@ def test_a_gpu_exercise_says_whether_a_gpu_worker_is_online(client, gpu_exercise
     settings.CELERY_TASK_ALWAYS_EAGER = False
     body = client.get("/questions/double-on-gpu/").content.decode()
     assert "GPU queue" in body and "No GPU worker is online right now" in body
-    workers.announce_gpu_worker("gpu-1")
+    workers.worker_announce(queue="gpu", name="gpu-1")
     try:
         assert "A GPU worker is online" in client.get("/questions/double-on-gpu/").content.decode()
     finally:
-        workers.withdraw_gpu_worker("gpu-1")
+        workers.worker_withdraw(queue="gpu", name="gpu-1")
 
 
 def test_a_cpu_exercise_says_when_no_cpu_worker_is_online(client, exercise, settings):

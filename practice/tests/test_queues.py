@@ -55,12 +55,12 @@ def test_without_a_gpu_worker_a_gpu_submission_waits_and_says_why(
 def test_with_a_gpu_worker_online_there_is_nothing_to_explain(
     api, user, gpu_exercise, broker, django_capture_on_commit_callbacks
 ):
-    workers.announce_gpu_worker("gpu@test")
+    workers.worker_announce(queue="gpu", name="gpu@test")
     api.force_authenticate(user)
     body = post(api, "double-on-gpu", django_capture_on_commit_callbacks)
     assert body["message"] == "" and broker.llen("gpu") == 1
-    workers.withdraw_gpu_worker("gpu@test")
-    assert not workers.gpu_worker_online()
+    workers.worker_withdraw(queue="gpu", name="gpu@test")
+    assert not workers.worker_online("gpu")
 
 
 def test_the_sweep_goes_to_a_queue_of_its_own(broker, settings):
