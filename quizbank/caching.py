@@ -10,10 +10,11 @@ also keeps its own copy ("local" cache), as do the list's rendered fragments.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from django.core.cache import cache, caches
-from django.db import transaction
+from django.db import models, transaction
 
 BANK_VERSION_KEY = "quizbank:bank-version"
 # Cached bank facts are dropped by a version change; this only bounds what old versions keep.
@@ -54,3 +55,33 @@ def bank_changed() -> None:
 
 def _bump() -> None:
     cache.set(BANK_VERSION_KEY, uuid.uuid4().hex, None)
+
+
+@dataclass(frozen=True)
+class Tags:
+    """The topics or the applications of the bank, in display order: what the list's facets
+    accept and how a row's tag ids read, without a query per request."""
+
+    slugs: dict[int, str]  # id -> slug
+    names: dict[str, str]  # slug -> name
+
+    def choices(self) -> list[tuple[str, str]]:
+        return list(self.names.items())
+
+    def slugs_of(self, ids: str | None) -> list[str]:
+        """The slugs of `ids` ("4,1", as a row's tag ids read), in display order."""
+        wanted = {int(i) for i in ids.split(",")} if ids else set()
+        return [slug for pk, slug in self.slugs.items() if pk in wanted]
+
+
+def bank_tags(model: type[models.Model]) -> Tags:
+    """The bank's topics or applications (`model`), cached per bank version."""
+    key = f"quizbank:tags:{bank_version()}:{model._meta.label_lower}"
+    tags = bank_fact_get(key)
+    if tags is None:
+        rows = model._default_manager.order_by(*model._meta.ordering or ["pk"]).values_list(
+            "pk", "slug", "name"
+        )
+        tags = Tags({pk: slug for pk, slug, _ in rows}, {slug: name for _, slug, name in rows})
+        bank_fact_set(key, tags)
+    return tags

@@ -2,6 +2,7 @@ import django_filters
 from django import forms
 from django.db.models import Exists, OuterRef
 
+from .caching import bank_tags
 from .models import Application, Question, Topic
 from .search import SearchResults, question_search_results
 
@@ -28,19 +29,17 @@ class QuestionFilter(django_filters.FilterSet):
     (`?topic=a&topic=b`) or comma-separated (`?topic=a,b`); values within a facet are OR-ed.
     The learner app extends it with the learner's own facets (progress, bookmarks)."""
 
-    topic = django_filters.ModelMultipleChoiceFilter(
+    topic = django_filters.MultipleChoiceFilter(
         field_name="topics",
-        lookup_expr="in",
-        to_field_name="slug",
-        queryset=Topic.objects.all(),
+        lookup_expr="slug__in",
+        choices=lambda: bank_tags(Topic).choices(),
         widget=MultiValueWidget,
         method="filter_related",
     )
-    application = django_filters.ModelMultipleChoiceFilter(
+    application = django_filters.MultipleChoiceFilter(
         field_name="applications",
-        lookup_expr="in",
-        to_field_name="slug",
-        queryset=Application.objects.all(),
+        lookup_expr="slug__in",
+        choices=lambda: bank_tags(Application).choices(),
         widget=MultiValueWidget,
         method="filter_related",
     )
@@ -65,12 +64,15 @@ class QuestionFilter(django_filters.FilterSet):
         fields = ["topic", "application", "difficulty", "kind", "search"]
 
     def filter_related(self, queryset, name, value):
-        # EXISTS rather than a join: no duplicate rows, so no DISTINCT over wide rows.
+        # EXISTS rather than a join: no duplicate rows, so no DISTINCT over wide rows. The slugs
+        # were checked against the cached taxonomy; the database matches them itself.
         if not value:
             return queryset
-        through = Question._meta.get_field(name).remote_field.through
-        target = Question._meta.get_field(name).m2m_reverse_field_name()
-        links = through.objects.filter(question_id=OuterRef("pk"), **{f"{target}__in": value})
+        field = Question._meta.get_field(name)
+        target = field.m2m_reverse_field_name()
+        links = field.remote_field.through.objects.filter(
+            question_id=OuterRef("pk"), **{f"{target}__slug__in": value}
+        )
         return queryset.filter(Exists(links))
 
     def filter_search(self, queryset, name, value):

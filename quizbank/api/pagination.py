@@ -1,6 +1,42 @@
+from typing import cast
+
+from django.core.paginator import EmptyPage, Page, PageNotAnInteger, Paginator
+from django.db.models import Count, QuerySet, Window
 from rest_framework import pagination
+
+
+class WindowCountPaginator(Paginator):
+    """Fetches a page and the number of rows in all pages in one query (`COUNT(*) OVER ()`), not
+    in a COUNT query of its own that would filter (and search) the bank a second time."""
+
+    def page(self, number) -> Page:
+        number = self._number(number)
+        bottom = (number - 1) * self.per_page
+        queryset = cast(QuerySet, self.object_list)
+        counted = queryset.annotate(_rows_in_all_pages=Window(Count("pk")))
+        rows = list(counted[bottom : bottom + self.per_page])
+        if rows:
+            self.__dict__["count"] = rows[0]._rows_in_all_pages
+        elif number > 1:
+            raise EmptyPage(self.error_messages["no_results"])
+        else:
+            self.__dict__["count"] = 0
+        return Page(rows, number, self)
+
+    def _number(self, number) -> int:
+        # validate_number() without the count it reads first.
+        try:
+            if isinstance(number, float) and not number.is_integer():
+                raise ValueError
+            number = int(number)
+        except (TypeError, ValueError):
+            raise PageNotAnInteger(self.error_messages["invalid_page"]) from None
+        if number < 1:
+            raise EmptyPage(self.error_messages["min_page"])
+        return number
 
 
 class PageNumberPagination(pagination.PageNumberPagination):
     page_size_query_param = "page_size"
     max_page_size = 100
+    django_paginator_class = WindowCountPaginator

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from ..caching import Tags, bank_tags
 from ..models import Application, Exercise, Question, QuickCheck, Topic
 from ..search import question_search_fields
 
@@ -27,13 +29,15 @@ class ApplicationSerializer(serializers.ModelSerializer):
         fields = ["slug", "name", "question_count"]
 
 
+SLUGS = serializers.ListField(child=serializers.SlugField())
+
+
 class QuestionListSerializer(serializers.ModelSerializer):
-    topics: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
-        many=True, read_only=True, slug_field="slug"
-    )
-    applications: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
-        many=True, read_only=True, slug_field="slug"
-    )
+    """A row of the list (`selectors.question_rows`): its topics and applications are read from
+    the ids the row carries, by the cached taxonomy."""
+
+    topics = serializers.SerializerMethodField(help_text="Slugs, in syllabus order.")
+    applications = serializers.SerializerMethodField(help_text="Slugs, by name.")
     primary_topic: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
         read_only=True, slug_field="slug"
     )
@@ -61,6 +65,21 @@ class QuestionListSerializer(serializers.ModelSerializer):
             "status",
             "url",
         ]
+
+    @extend_schema_field(SLUGS)
+    def get_topics(self, question: Question) -> list[str]:
+        return self._tags(Topic).slugs_of(question.topic_ids)  # type: ignore[attr-defined]
+
+    @extend_schema_field(SLUGS)
+    def get_applications(self, question: Question) -> list[str]:
+        return self._tags(Application).slugs_of(question.application_ids)  # type: ignore[attr-defined]
+
+    def _tags(self, model: type[Topic] | type[Application]) -> Tags:
+        # Read once per response: a list serializes every row with the same child serializer.
+        read = self.__dict__.setdefault("_tags_read", {})
+        if model not in read:
+            read[model] = bank_tags(model)
+        return read[model]
 
     def get_title_html(self, question: Question) -> str:
         return question_search_fields(question)["title_html"]
@@ -106,6 +125,12 @@ class ExercisePublicSerializer(serializers.ModelSerializer):
 
 
 class QuestionDetailSerializer(QuestionListSerializer):
+    topics: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(  # type: ignore[assignment]
+        many=True, read_only=True, slug_field="slug"
+    )
+    applications: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(  # type: ignore[assignment]
+        many=True, read_only=True, slug_field="slug"
+    )
     hints: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
         many=True, read_only=True, slug_field="text"
     )

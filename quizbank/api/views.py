@@ -20,7 +20,7 @@ class QuestionViewSet(viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         if self.action == "retrieve":
             return selectors.question_detail_queryset(user=self.request.user)
-        return selectors.question_list(user=self.request.user)
+        return selectors.question_rows(user=self.request.user)
 
     def get_serializer_class(self):
         return QuestionDetailSerializer if self.action == "retrieve" else QuestionListSerializer
