@@ -6,10 +6,10 @@
 Loads fixtures/bank (load_bank) into a scratch PostgreSQL database (created, then dropped) and into
 a temporary SQLite file, runs every query below through `quizbank.search.question_search` (what the
 API and the list page use), and prints top-1, top-5 and MRR over the labelled queries and the share
-of off-topic queries that find anything, for the main set below and for the held-out set
-(bench/search_queries_heldout.yaml, never tuned to). A query is labelled with every slug that
-answers it; the first of them in the results counts. Queries whose slugs are not in the bank yet
-are skipped and counted. `-v` lists the misses. quizbank/tests/test_search_quality.py keeps the
+of off-topic queries that find anything, for the main set below and for the sets written apart
+from it (QUERY_SETS). A query is labelled with every slug that answers it; the first of them in
+the results counts. Queries whose slugs are not in the bank yet are skipped and counted. `-v`
+lists the misses (never the sealed set's). quizbank/tests/test_search_quality.py keeps the
 figures up.
 """
 
@@ -393,18 +393,25 @@ class Report:
     misses: list[str] = field(default_factory=list)
 
 
-HELDOUT_PATH = ROOT / "bench" / "search_queries_heldout.yaml"
+# Sets written apart from the main one, in bench/search_queries_<name>.yaml. held-out: before the
+# relevance floor of issue 15 was changed, never tuned to. dev: later, by someone who had not read
+# the search code or the other sets; tuning may look at it. sealed: written with dev, never looked
+# at while tuning, so its figures are the honest ones for phrasings nobody tuned search to.
+QUERY_SETS = ("held-out", "dev", "sealed")
+
+
+def query_set(name: str) -> tuple[list[tuple[str, list[str]]], list[str]]:
+    """A set of bench/search_queries_<name>.yaml: labelled queries, and off-topic ones."""
+    import yaml
+
+    path = ROOT / "bench" / f"search_queries_{name.replace('-', '')}.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    labelled = [(str(q["query"]), [str(s) for s in q["slugs"]]) for q in data["labelled"]]
+    return labelled, [str(q) for q in data["off_topic"]]
 
 
 def heldout() -> tuple[list[tuple[str, list[str]]], list[str]]:
-    """The held-out set (bench/search_queries_heldout.yaml): written before the relevance floor
-    was changed and never tuned to, so its figures say how search does on phrasings nobody tuned
-    it to."""
-    import yaml
-
-    data = yaml.safe_load(HELDOUT_PATH.read_text(encoding="utf-8"))
-    labelled = [(str(q["query"]), [str(s) for s in q["slugs"]]) for q in data["labelled"]]
-    return labelled, [str(q) for q in data["off_topic"]]
+    return query_set("held-out")
 
 
 def evaluate(
@@ -467,7 +474,8 @@ def _run_one(database_url: str) -> None:
     call_command("migrate", verbosity=0)
     bank_load(paths=[ROOT / "fixtures" / "bank"])
     slugs = set(Question.objects.values_list("slug", flat=True))
-    reports = {"main": evaluate(slugs), "held-out": evaluate(slugs, *heldout())}
+    reports = {"main": evaluate(slugs)}
+    reports.update((name, evaluate(slugs, *query_set(name))) for name in QUERY_SETS)
     print(json.dumps({name: asdict(report) for name, report in reports.items()}))
 
 
@@ -511,7 +519,9 @@ def main() -> None:
                     text=True,
                 ).stdout
                 for set_name, fields in json.loads(out.strip().splitlines()[-1]).items():
-                    _print(label, set_name, Report(**fields), verbose=args.verbose)
+                    # The sealed set's misses stay unread: reading them is tuning to them.
+                    verbose = args.verbose and set_name != "sealed"
+                    _print(label, set_name, Report(**fields), verbose=verbose)
     finally:
         _postgres(args.database_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
