@@ -87,6 +87,15 @@ class QuestionFilter(django_filters.FilterSet):
             cached = self.__dict__["_search"] = (text, question_search_results(self.queryset, text))
         return cached[1]
 
+    def exact_search_results(self) -> SearchResults | None:
+        """The search's results when it is the only filter applied: the search ranked the same
+        questions the list holds, so its ids are the list's rows, in order, and its count. None
+        otherwise (no search, or a search narrowed by other filters)."""
+        chosen = {name for name, value in self.form.cleaned_data.items() if value}
+        if chosen != {"search"}:
+            return None
+        return self.search_results(self.form.cleaned_data["search"])
+
     def queryset_without(self, name: str):
         """The filtered queryset with every filter but `name` applied: what a facet counts."""
         queryset = self.queryset

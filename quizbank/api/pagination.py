@@ -1,5 +1,3 @@
-from typing import cast
-
 from django.core.paginator import EmptyPage, Page, PageNotAnInteger, Paginator
 from django.db.models import Count, QuerySet, Window
 from rest_framework import pagination
@@ -10,10 +8,11 @@ class WindowCountPaginator(Paginator):
     in a COUNT query of its own that would filter (and search) the bank a second time."""
 
     def page(self, number) -> Page:
+        if not isinstance(self.object_list, QuerySet):
+            return super().page(number)
         number = self._number(number)
         bottom = (number - 1) * self.per_page
-        queryset = cast(QuerySet, self.object_list)
-        counted = queryset.annotate(_rows_in_all_pages=Window(Count("pk")))
+        counted = self.object_list.annotate(_rows_in_all_pages=Window(Count("pk")))
         rows = list(counted[bottom : bottom + self.per_page])
         if rows:
             self.__dict__["count"] = rows[0]._rows_in_all_pages

@@ -54,6 +54,10 @@ class SearchResults:
     ids: list[int]
     marked: str
 
+    def only(self, ids: list[int]) -> SearchResults:
+        """These results cut to `ids` (some of them, in their order), marking the same words."""
+        return SearchResults(ids, self.marked)
+
     def narrow(self, queryset: QuerySet) -> QuerySet:
         """`queryset` cut to these results, in their order, each annotated with `search_text`
         (what `highlight` and `snippet` mark)."""

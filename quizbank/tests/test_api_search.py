@@ -195,3 +195,28 @@ def test_an_everyday_word_is_not_read_as_a_misspelt_bank_word(api):
     )
     assert top(api, "copies")[0] == "copies"
     assert api.get("/api/questions/", {"search": "batch of cookies"}).json()["count"] == 0
+
+
+def test_a_search_alone_pages_through_its_ranked_matches_in_few_queries(
+    api, django_assert_max_num_queries
+):
+    topic = TopicFactory(slug="many")
+    for n in range(7):
+        QuestionFactory(slug=f"grad-{n}", title=f"Gradient question {n}", primary_topic=topic)
+    everything = top_all = [
+        row["slug"]
+        for row in api.get("/api/questions/", {"search": "gradient", "page_size": 100}).json()[
+            "results"
+        ]
+    ]
+    assert len(everything) >= 7
+    pages = []
+    for number in (1, 2, 3):
+        body = api.get("/api/questions/", {"search": "gradient", "page_size": 3, "page": number})
+        assert body.json()["count"] == len(top_all)
+        pages += [row["slug"] for row in body.json()["results"]]
+    assert pages == everything[:9]
+    assert api.get("/api/questions/", {"search": "gradient", "page": 9}).status_code == 404
+    # The words the search read, the ranking, and one page of rows: no count of its own.
+    with django_assert_max_num_queries(3):
+        api.get("/api/questions/", {"search": "gradient", "page_size": 3, "page": 2})
