@@ -96,7 +96,7 @@ def question_search_results(queryset: QuerySet, text: str) -> SearchResults | No
         # Only filler ("what is the difference") finds nothing; no words at all is no search.
         return SearchResults([], "") if WORD_RE.search(text.lower()) else None
     backend = postgres if connection.vendor == "postgresql" else fallback
-    rows, terms = backend.ranked(queryset.order_by(), terms)
+    rows, terms = backend.ranked(queryset.order_by(), terms, text)
     best = max((rank for _, _, rank in rows), default=0.0)
     kept = sorted(
         (row for row in rows if row[2] >= best * MIN_SHARE_OF_BEST), key=lambda r: (-r[2], r[1])

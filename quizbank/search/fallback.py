@@ -23,7 +23,7 @@ from .terms import MIN_SCORE, Term, min_coverage, stem, weigh_foreign
 Row = tuple[int, str, float]
 
 
-def ranked(queryset: QuerySet, terms: list[Term]) -> tuple[list[Row], list[Term]]:
+def ranked(queryset: QuerySet, terms: list[Term], text: str) -> tuple[list[Row], list[Term]]:
     """(pk, slug, rank) of every question of `queryset` about `terms`, unordered and not cut off
     yet, and the terms searched."""
     _mark_foreign(queryset, terms)

@@ -21,7 +21,15 @@ from django.db import connection
 from django.db.models import Case, Exists, F, FloatField, Q, QuerySet, Value, When
 from django.db.models.expressions import RawSQL
 
-from .terms import MIN_SCORE, Term, is_typo, min_coverage, weigh_foreign
+from .terms import (
+    MAX_LENGTH,
+    MIN_SCORE,
+    WORD_RE,
+    Term,
+    is_typo,
+    min_coverage,
+    weigh_foreign,
+)
 
 # pg_trgm similarity from which a word that no title, concept or slug holds is read as a typo.
 TYPO_SIMILARITY = 0.3
@@ -43,27 +51,29 @@ def prepare(terms: list[Term]) -> None:
         cursor.execute(
             """
             SELECT a.n, phraseto_tsquery('english', quizbank_search_text(a.phrase))::text,
-                   CASE WHEN a.absent AND a.fix
+                   CASE WHEN a.absent AND a.fix AND NOT a.used
                    THEN (SELECT array_agg(
                              c.word || ' ' || phraseto_tsquery('english', c.word)::text)
                          FROM (SELECT t.word FROM quizbank_searchterm t
                                WHERE t.word %% a.phrase AND similarity(t.word, a.phrase) >= %s
                                ORDER BY similarity(t.word, a.phrase) DESC, t.word LIMIT 5) c)
-                   END, a.phrase, a.unknown,
-                   -- nor does any prompt or answer
-                   a.unknown AND NOT EXISTS (
-                       SELECT 1 FROM quizbank_question q, phraseto_tsquery('english', a.phrase) w
-                       WHERE q.search_vector @@ w OR q.answer_vector @@ w)
-            FROM (SELECT b.*, b.absent AND b.plain AND length(b.phrase) >= 4
-                          -- nor a form of it ("freezing": "freeze"), by its English stem
-                          AND NOT EXISTS (
-                              SELECT 1 FROM quizbank_searchterm e WHERE e.word LIKE btrim(
-                                  phraseto_tsquery('english', b.phrase)::text, '''') || '%%')
-                          AS unknown
-                  FROM (SELECT u.*, NOT EXISTS (
-                            SELECT 1 FROM quizbank_searchterm e WHERE e.word = u.phrase) AS absent
-                        FROM unnest(%s::int[], %s::text[], %s::boolean[], %s::boolean[])
-                             AS u(n, phrase, fix, plain)) b) a
+                   END, a.phrase, a.unknown, a.unknown AND NOT a.used
+            FROM (SELECT b.*, b.absent AND (b.fix OR b.unknown) AND EXISTS (
+                              -- a prompt or an answer uses it: a word, not a slip
+                              SELECT 1 FROM quizbank_question q,
+                                            phraseto_tsquery('english', b.phrase) w
+                              WHERE q.search_vector @@ w OR q.answer_vector @@ w) AS used
+                  FROM (SELECT c.*, c.absent AND c.plain AND length(c.phrase) >= 4
+                                -- nor a form of it ("freezing": "freeze"), by its English stem
+                                AND NOT EXISTS (
+                                    SELECT 1 FROM quizbank_searchterm e WHERE e.word LIKE btrim(
+                                        phraseto_tsquery('english', c.phrase)::text, '''') || '%%')
+                                AS unknown
+                        FROM (SELECT u.*, NOT EXISTS (
+                                  SELECT 1 FROM quizbank_searchterm e WHERE e.word = u.phrase)
+                                  AS absent
+                              FROM unnest(%s::int[], %s::text[], %s::boolean[], %s::boolean[])
+                                   AS u(n, phrase, fix, plain)) c) b) a
             """,
             [
                 TYPO_SIMILARITY,
@@ -138,9 +148,10 @@ def _title_similarity(text: str) -> RawSQL:
     )
 
 
-def ranked(queryset: QuerySet, terms: list[Term]) -> tuple[list[Row], list[Term]]:
-    """(pk, slug, rank) of every question of `queryset` about `terms`, unordered and not cut off
-    yet, and the terms PostgreSQL could search (not those of its own stop words only)."""
+def ranked(queryset: QuerySet, terms: list[Term], text: str) -> tuple[list[Row], list[Term]]:
+    """(pk, slug, rank) of every question of `queryset` about `terms` (read from `text`),
+    unordered and not cut off yet, and the terms PostgreSQL could search (not those of its own
+    stop words only)."""
     prepare(terms)
     weigh_foreign(terms)
     terms = [t for t in terms if t.queries]
@@ -179,7 +190,9 @@ def ranked(queryset: QuerySet, terms: list[Term]) -> tuple[list[Row], list[Term]
             .alias(coverage=coverage)
             .filter(coverage__gt=min_coverage(terms))
         )
-    query_text = " ".join(p for t in terms for p in t.phrases[:1])
+    # The title against all the learner typed, question words too: titles are asked as questions,
+    # and a pasted question is closest to the title that asks it the same way.
+    query_text = " ".join(WORD_RE.findall(text.lower()[:MAX_LENGTH]))
     rank = (
         F("score") / total
         + SearchRank(

@@ -216,3 +216,39 @@ def test_a_search_alone_pages_through_its_ranked_matches_in_few_queries(
     # The words the search read, the ranking, and one page of rows: no count of its own.
     with django_assert_max_num_queries(3):
         api.get("/api/questions/", {"search": "gradient", "page_size": 3, "page": 2})
+
+
+def test_a_question_asked_as_its_title_asks_it_comes_first(api):
+    topic = TopicFactory(slug="tensors")
+    QuestionFactory(
+        slug="constructor",
+        title="torch.tensor() or torch.Tensor(): which tensor do you get?",
+        concepts=["torch.tensor", "torch.Tensor"],
+        primary_topic=topic,
+    )
+    QuestionFactory(
+        slug="what-is-a-tensor",
+        title="What is a tensor, and what does it carry?",
+        concepts=["torch.Tensor"],
+        primary_topic=topic,
+    )
+    assert top(api, "What is a tensor?")[0] == "what-is-a-tensor"
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="typo correction is pg_trgm's")
+def test_a_word_an_answer_uses_is_not_read_as_a_misspelt_title_word(api):
+    # "delay" is one edit from "decay", a title's word; but an answer uses "delay" as itself.
+    QuestionFactory(
+        slug="decay",
+        title="Learning rate decay",
+        prompt="When do you lower the step size?",
+        primary_topic=TopicFactory(slug="schedules"),
+    )
+    QuestionFactory(
+        slug="streams",
+        title="Overlapping copies with compute",
+        answer="A copy on its own stream hides the delay of the transfer.",
+        primary_topic=TopicFactory(slug="gpu"),
+    )
+    assert "decay" not in top(api, "delay")
+    assert top(api, "decya")[0] == "decay"
