@@ -34,7 +34,8 @@ from .terms import (
 # pg_trgm similarity from which a word that no title, concept or slug holds is read as a typo.
 TYPO_SIMILARITY = 0.3
 # A tsquery as PostgreSQL prints one from plain words: quoted lexemes joined by phrase operators.
-TSQUERY_RE = re.compile(r"'[a-z0-9]+'(?: <(?:-|\d+)> '[a-z0-9]+')*")
+LEXEME = r"'[a-z0-9]+(?:-[a-z0-9]+)*'"
+TSQUERY_RE = re.compile(rf"{LEXEME}(?: <(?:-|\d+)> {LEXEME})*")
 # Past this many sets of terms the candidates' tsquery is "any term", and the coverage is checked
 # row by row instead (a 12-word pasted question: 792 sets).
 MAX_TERM_SETS = 80
@@ -46,7 +47,10 @@ def prepare(terms: list[Term]) -> None:
     """Fill each term's tsquery texts, one round trip: every phrase as PostgreSQL's English
     configuration reads it, and for a word no title, concept or slug holds, the nearest one."""
     phrases = [(n, p) for n, t in enumerate(terms) for p in t.phrases]
-    fixable = [t.fixable for t in terms]
+    # A plain word may be a slip, and so may one word of a name ("autograd.Fucntion").
+    fixable = [
+        terms[n].fixable or (not terms[n].plain and p.isalpha() and len(p) >= 5) for n, p in phrases
+    ]
     with connection.cursor() as cursor:
         cursor.execute(
             """
@@ -57,7 +61,21 @@ def prepare(terms: list[Term]) -> None:
                          FROM (SELECT t.word FROM quizbank_searchterm t
                                WHERE t.word %% a.phrase AND similarity(t.word, a.phrase) >= %s
                                ORDER BY similarity(t.word, a.phrase) DESC, t.word LIMIT 5) c)
-                   END, a.phrase, a.unknown, a.unknown AND NOT a.used
+                   END, a.phrase, a.unknown, a.unknown AND NOT a.used,
+                   -- a compound the bank writes as two words ("allreduce": "all-reduce")
+                   CASE WHEN a.absent AND a.plain AND NOT a.used AND length(a.phrase) >= 6
+                   THEN (SELECT v.q::text
+                         FROM generate_series(2, length(a.phrase) - 2) AS i,
+                              LATERAL (VALUES
+                                  (phraseto_tsquery('english',
+                                      left(a.phrase, i) || '-' || substr(a.phrase, i + 1))),
+                                  (phraseto_tsquery('english',
+                                      left(a.phrase, i) || ' ' || substr(a.phrase, i + 1)))
+                              ) AS v(q)
+                         WHERE numnode(v.q) >= 3 AND EXISTS (
+                             SELECT 1 FROM quizbank_question q WHERE q.search_vector @@ v.q)
+                         ORDER BY abs(length(a.phrase) - 2 * i) LIMIT 1)
+                   END
             FROM (SELECT b.*, b.absent AND (b.fix OR b.unknown) AND EXISTS (
                               -- a prompt or an answer uses it: a word, not a slip
                               SELECT 1 FROM quizbank_question q,
@@ -79,12 +97,13 @@ def prepare(terms: list[Term]) -> None:
                 TYPO_SIMILARITY,
                 [n for n, _ in phrases],
                 [p for _, p in phrases],
-                [fixable[n] for n, _ in phrases],
+                fixable,
                 [terms[n].plain for n, _ in phrases],
             ],
         )
-        for n, query, candidates, phrase, unknown, unused in cursor.fetchall():
-            fixed = next(
+        seen: set[int] = set()
+        for n, query, candidates, phrase, unknown, unused, compound in cursor.fetchall():
+            fixed = compound or next(
                 (
                     c.split(" ", 1)[1]
                     for c in candidates or []
@@ -92,12 +111,16 @@ def prepare(terms: list[Term]) -> None:
                 ),
                 None,
             )
-            # No title, concept or slug of the bank uses this word, nor one it misspells: the
-            # query is (also) about something the bank does not cover (terms.py, FOREIGN_WEIGHT).
-            terms[n].foreign = bool(unknown) and fixed is None
-            terms[n].unused = terms[n].foreign and bool(unused)
+            # No title, concept or slug of the bank uses this word (in any spelling), nor one it
+            # misspells: the query is (also) about something the bank does not cover (terms.py,
+            # FOREIGN_WEIGHT).
+            first = n not in seen
+            seen.add(n)
+            foreign = bool(unknown) and fixed is None and (first or terms[n].foreign)
+            terms[n].foreign = foreign
+            terms[n].unused = foreign and bool(unused) and (first or terms[n].unused)
             for tsquery in (query, fixed):
-                # Built from [a-z0-9] words, so always this shape; checked anyway, as it is
+                # Built from [a-z0-9-] words, so always this shape; checked anyway, as it is
                 # pasted into a raw tsquery below.
                 # Two phrases may read the same ("learning rate", "learning rates"): each
                 # repeat would be matched and ranked again.
@@ -107,12 +130,24 @@ def prepare(terms: list[Term]) -> None:
 
 def _text(queries: list[str], weights: str = "") -> str:
     if weights:
-        queries = [re.sub(r"'([a-z0-9]+)'", rf"'\1':{weights}", q) for q in queries]
+        queries = [re.sub(f"({LEXEME})", rf"\1:{weights}", q) for q in queries]
     return " | ".join(f"( {q} )" for q in queries)
 
 
-def _raw(text: str) -> SearchQuery:
-    return SearchQuery(text, search_type="raw", config="simple")
+class TsQuery(SearchQuery):
+    """A tsquery's text taken as it is (`'a' <-> 'b'`), not through to_tsquery(): its lexemes are
+    PostgreSQL's own already (TSQUERY_RE), and the parser would split a compound one
+    ('all-reduc') into parts that the vector does not hold in that order."""
+
+    template = "(%(expressions)s)::tsquery"
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text, search_type="raw")
+        self.function = None
+
+
+def _raw(text: str) -> TsQuery:
+    return TsQuery(text)
 
 
 def term_sets(terms: list[Term]) -> list[tuple[int, ...]] | None:

@@ -51,7 +51,9 @@ FUNCTION_WORDS = frozenset(
     " some such than that the their them then there these they this those through to too under"
     " until up very was we were what when where which while who whom why will with would you your"
     " yours about anything something every each any all other more most much many still always"
-    " ever".split()
+    " ever whilst amongst"
+    # what is left of a contraction ("don't": "don" and "t")
+    " don doesn didn isn aren wasn weren won wouldn shouldn couldn haven hasn hadn ve ll re".split()
 )
 # How interview questions are asked rather than what they are about. Searched only when a query
 # holds nothing else ("what is pytorch").
@@ -85,15 +87,52 @@ class Term:
 
 @functools.cache
 def synonym_groups() -> dict[str, tuple[str, ...]]:
-    """Each phrase of fixtures/bank/synonyms.yaml, normalised, mapped to its whole group."""
+    """Each phrase of fixtures/bank/synonyms.yaml, as `synonym_key` reads it, mapped to its
+    whole group."""
     groups: dict[str, tuple[str, ...]] = {}
     if not SYNONYMS_PATH.exists():
         return groups
     for group in yaml.safe_load(SYNONYMS_PATH.read_text(encoding="utf-8")) or []:
         phrases = tuple(dict.fromkeys(_normalise(str(p)) for p in group))
-        for phrase in phrases:
-            groups[phrase] = tuple(dict.fromkeys(groups.get(phrase, ()) + phrases))
+        for key in dict.fromkeys(synonym_key(p) for p in phrases):
+            groups[key] = tuple(dict.fromkeys(groups.get(key, ()) + phrases))
     return groups
+
+
+def synonym_key(phrase: str) -> str:
+    """A phrase with each word in the singular and in American spelling, so that "second
+    derivatives" or "normalisation" find the group that lists "second derivative" or
+    "normalization"."""
+    return " ".join(american(singular(word)) for word in phrase.split())
+
+
+def singular(word: str) -> str:
+    if len(word) <= 3 or word.endswith(("ss", "is", "as")) or len(word) > 4 and word.endswith("us"):
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("sses", "shes", "ches", "xes")):
+        return word[:-2]
+    return word[:-1] if word.endswith("s") else word
+
+
+# British endings and their American spellings, which the bank uses (normalise, behaviour,
+# analyse).
+BRITISH = re.compile(
+    r"^(\w{3,})(?:is(e|es|ed|ing|ation|ations|er|ers)|our(s|ed|ing)?|ys(e|es|ed|ing))$"
+)
+
+
+def american(word: str) -> str:
+    match = BRITISH.match(word)
+    if not match:
+        return word
+    stem, ise, our, yse = match.groups()
+    if ise is not None:
+        return f"{stem}iz{ise}"
+    if yse is not None:
+        return f"{stem}yz{yse}"
+    return f"{stem}or{our or ''}"
 
 
 def _normalise(text: str) -> str:
@@ -120,7 +159,7 @@ def search_terms(text: str) -> list[Term]:
     terms: list[Term] = []
     for match in NAME_RE.finditer(text):
         phrases = _name_phrases(match.group())
-        synonyms = synonym_groups().get(phrases[0]) if phrases else None
+        synonyms = synonym_groups().get(synonym_key(phrases[0])) if phrases else None
         if synonyms:
             terms.append(Term(list(synonyms), weight=NAME_WEIGHT))
         elif phrases:
@@ -133,7 +172,7 @@ def search_terms(text: str) -> list[Term]:
     i = 0
     while i < len(words):
         for size in range(min(longest, len(words) - i), 0, -1):
-            phrase = " ".join(words[i : i + size])
+            phrase = synonym_key(" ".join(words[i : i + size]))
             if phrase in groups:
                 terms.append(Term(list(groups[phrase]), weight=NAME_WEIGHT))
                 i += size
@@ -146,8 +185,9 @@ def search_terms(text: str) -> list[Term]:
             ):
                 # A word of four letters or fewer is read as typed: one edit away from it lies
                 # another everyday word more often than a slip ("lose" / "loss").
+                spellings = list(dict.fromkeys([word, american(word)]))
                 terms.append(
-                    Term([word], fixable=len(word) >= 5 and not word.isdigit(), plain=True)
+                    Term(spellings, fixable=len(word) >= 5 and not word.isdigit(), plain=True)
                 )
     unique: dict[tuple[str, ...], Term] = {}
     for term in terms:

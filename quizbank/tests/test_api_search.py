@@ -252,3 +252,63 @@ def test_a_word_an_answer_uses_is_not_read_as_a_misspelt_title_word(api):
     )
     assert "decay" not in top(api, "delay")
     assert top(api, "decya")[0] == "decay"
+
+
+@pytest.fixture
+def distributed():
+    topic = TopicFactory(slug="distributed")
+    QuestionFactory(
+        slug="ring",
+        title="Simulate a ring all-reduce",
+        prompt="Count what each rank sends.",
+        concepts=["torch.distributed.all_reduce"],
+        primary_topic=topic,
+    )
+    QuestionFactory(
+        slug="layer-norm",
+        title="Layer normalization from scratch",
+        prompt="Normalize each row.",
+        concepts=["torch.nn.LayerNorm"],
+        primary_topic=topic,
+    )
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="compounds are read by PostgreSQL")
+def test_a_compound_finds_the_words_the_bank_writes_apart(api, distributed):
+    assert top(api, "allreduce")[0] == "ring"
+    assert top(api, "ring allreduce")[0] == "ring"
+
+
+def test_british_spelling_finds_the_american_one(api, distributed):
+    from quizbank.search import search_terms
+
+    assert search_terms("visualising behaviour")[0].phrases == ["visualising", "visualizing"]
+    assert search_terms("visualising behaviour")[1].phrases == ["behaviour", "behavior"]
+    assert top(api, "layer normalisation")[0] == "layer-norm"
+
+
+def test_a_plural_finds_the_synonyms_of_its_singular(api):
+    from quizbank.search import search_terms
+
+    (term,) = search_terms("second derivatives")
+    assert "hessian" in term.phrases and "double backward" in term.phrases
+
+
+def test_what_is_left_of_a_contraction_is_no_term(api):
+    from quizbank.search import search_terms
+
+    assert [t.phrases[0] for t in search_terms("why don't my gradients change")] == [
+        "gradients",
+        "change",
+    ]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="typo correction is pg_trgm's")
+def test_a_slip_inside_a_name_is_corrected(api):
+    QuestionFactory(
+        slug="custom-function",
+        title="Write a custom autograd Function",
+        concepts=["torch.autograd.Function"],
+        primary_topic=TopicFactory(slug="autograd"),
+    )
+    assert top(api, "autograd.Fucntion")[0] == "custom-function"
