@@ -31,7 +31,7 @@ from django.db.models.functions import Cast
 
 from . import fallback, postgres
 from .highlight import highlight, question_search_fields, snippet
-from .terms import MIN_SHARE_OF_BEST, WORD_RE, Term, marked_words, search_terms
+from .terms import WORD_RE, Term, marked_words, search_terms
 
 BIGINT_ARRAY = ArrayField(BigIntegerField())
 
@@ -96,12 +96,8 @@ def question_search_results(queryset: QuerySet, text: str) -> SearchResults | No
         # Only filler ("what is the difference") finds nothing; no words at all is no search.
         return SearchResults([], "") if WORD_RE.search(text.lower()) else None
     backend = postgres if connection.vendor == "postgresql" else fallback
-    rows, terms = backend.ranked(queryset.order_by(), terms, text)
-    best = max((rank for _, _, rank in rows), default=0.0)
-    kept = sorted(
-        (row for row in rows if row[2] >= best * MIN_SHARE_OF_BEST), key=lambda r: (-r[2], r[1])
-    )
-    return SearchResults([pk for pk, _, _ in kept], marked_words(terms))
+    ids, terms = backend.ranked(queryset.order_by(), terms, text)
+    return SearchResults(ids, marked_words(terms))
 
 
 def question_search(queryset: QuerySet, text: str) -> QuerySet:

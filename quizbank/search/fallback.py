@@ -18,14 +18,12 @@ from django.db.models import (
 )
 from django.db.models.functions import Cast
 
-from .terms import MIN_SCORE, Term, min_coverage, stem, weigh_foreign
-
-Row = tuple[int, str, float]
+from .terms import MIN_SCORE, MIN_SHARE_OF_BEST, Term, min_coverage, stem, weigh_foreign
 
 
-def ranked(queryset: QuerySet, terms: list[Term], text: str) -> tuple[list[Row], list[Term]]:
-    """(pk, slug, rank) of every question of `queryset` about `terms`, unordered and not cut off
-    yet, and the terms searched."""
+def ranked(queryset: QuerySet, terms: list[Term], text: str) -> tuple[list[int], list[Term]]:
+    """The ids of the questions of `queryset` about `terms`, best first, cut off under a share of
+    the best (MIN_SHARE_OF_BEST), and the terms searched."""
     _mark_foreign(queryset, terms)
     weigh_foreign(terms)
     total = sum(t.weight for t in terms)
@@ -52,7 +50,7 @@ def ranked(queryset: QuerySet, terms: list[Term], text: str) -> tuple[list[Row],
             default=Value(0.0),
             output_field=FloatField(),
         )
-    rows = (
+    rows = list(
         queryset.annotate(concepts_text=Cast("concepts", TextField()))
         .alias(coverage=coverage, score=score)
         .filter(coverage__gt=min_coverage(terms), score__gte=MIN_SCORE * total)
@@ -60,7 +58,11 @@ def ranked(queryset: QuerySet, terms: list[Term], text: str) -> tuple[list[Row],
         .order_by()
         .values_list("pk", "slug", "rank")
     )
-    return list(rows), terms
+    best = max((rank for _, _, rank in rows), default=0.0)
+    kept = sorted(
+        (r for r in rows if r[2] >= best * MIN_SHARE_OF_BEST), key=lambda r: (-r[2], r[1])
+    )
+    return [pk for pk, _, _ in kept], terms
 
 
 def _mark_foreign(queryset: QuerySet, terms: list[Term]) -> None:

@@ -24,6 +24,8 @@ from django.db.models.expressions import RawSQL
 from .terms import (
     MAX_LENGTH,
     MIN_SCORE,
+    MIN_SHARE_OF_BEST,
+    PROXIMITY_WEIGHT,
     WORD_RE,
     Term,
     is_typo,
@@ -33,14 +35,14 @@ from .terms import (
 
 # pg_trgm similarity from which a word that no title, concept or slug holds is read as a typo.
 TYPO_SIMILARITY = 0.3
+# The longest word read as a compound of two (a bound the planner can see).
+MAX_COMPOUND = 24
 # A tsquery as PostgreSQL prints one from plain words: quoted lexemes joined by phrase operators.
 LEXEME = r"'[a-z0-9]+(?:-[a-z0-9]+)*'"
 TSQUERY_RE = re.compile(rf"{LEXEME}(?: <(?:-|\d+)> {LEXEME})*")
 # Past this many sets of terms the candidates' tsquery is "any term", and the coverage is checked
 # row by row instead (a 12-word pasted question: 792 sets).
 MAX_TERM_SETS = 80
-
-Row = tuple[int, str, float]
 
 
 def prepare(terms: list[Term]) -> None:
@@ -65,22 +67,24 @@ def prepare(terms: list[Term]) -> None:
                    -- a compound the bank writes as two words ("allreduce": "all-reduce")
                    CASE WHEN a.absent AND a.plain AND NOT a.used AND length(a.phrase) >= 6
                    THEN (SELECT v.q::text
-                         FROM generate_series(2, length(a.phrase) - 2) AS i,
+                         FROM generate_series(2, %s) AS i,
                               LATERAL (VALUES
                                   (phraseto_tsquery('english',
                                       left(a.phrase, i) || '-' || substr(a.phrase, i + 1))),
                                   (phraseto_tsquery('english',
                                       left(a.phrase, i) || ' ' || substr(a.phrase, i + 1)))
                               ) AS v(q)
-                         WHERE numnode(v.q) >= 3 AND EXISTS (
+                         WHERE i <= length(a.phrase) - 2 AND numnode(v.q) >= 3 AND EXISTS (
                              SELECT 1 FROM quizbank_question q WHERE q.search_vector @@ v.q)
                          ORDER BY abs(length(a.phrase) - 2 * i) LIMIT 1)
                    END
-            FROM (SELECT b.*, b.absent AND (b.fix OR b.unknown) AND EXISTS (
-                              -- a prompt or an answer uses it: a word, not a slip
-                              SELECT 1 FROM quizbank_question q,
-                                            phraseto_tsquery('english', b.phrase) w
-                              WHERE q.search_vector @@ w OR q.answer_vector @@ w) AS used
+            FROM (SELECT b.*, b.absent AND (b.fix OR b.unknown) AND (
+                              -- a prompt or an answer uses it: a word, not a slip (one
+                              -- EXISTS per vector, so that each is an index lookup)
+                              EXISTS (SELECT 1 FROM quizbank_question q WHERE q.search_vector
+                                      @@ phraseto_tsquery('english', b.phrase))
+                              OR EXISTS (SELECT 1 FROM quizbank_question q WHERE q.answer_vector
+                                         @@ phraseto_tsquery('english', b.phrase))) AS used
                   FROM (SELECT c.*, c.absent AND c.plain AND length(c.phrase) >= 4
                                 -- nor a form of it ("freezing": "freeze"), by its English stem
                                 AND NOT EXISTS (
@@ -95,6 +99,7 @@ def prepare(terms: list[Term]) -> None:
             """,
             [
                 TYPO_SIMILARITY,
+                MAX_COMPOUND - 2,
                 [n for n, _ in phrases],
                 [p for _, p in phrases],
                 fixable,
@@ -183,10 +188,10 @@ def _title_similarity(text: str) -> RawSQL:
     )
 
 
-def ranked(queryset: QuerySet, terms: list[Term], text: str) -> tuple[list[Row], list[Term]]:
-    """(pk, slug, rank) of every question of `queryset` about `terms` (read from `text`),
-    unordered and not cut off yet, and the terms PostgreSQL could search (not those of its own
-    stop words only)."""
+def ranked(queryset: QuerySet, terms: list[Term], text: str) -> tuple[list[int], list[Term]]:
+    """The ids of the questions of `queryset` about `terms` (read from `text`), best first, cut
+    off under a share of the best (MIN_SHARE_OF_BEST), and the terms PostgreSQL could search (not
+    those of its own stop words only)."""
     prepare(terms)
     weigh_foreign(terms)
     terms = [t for t in terms if t.queries]
@@ -200,6 +205,20 @@ def ranked(queryset: QuerySet, terms: list[Term], text: str) -> tuple[list[Row],
         score += Case(
             When(search_vector=_raw(_text(term.queries, "AB")), then=Value(term.weight)),
             When(search_vector=_raw(_text(term.queries)), then=Value(term.weight * 0.4)),
+            default=Value(0.0),
+            output_field=FloatField(),
+        )
+    # Proximity: two terms typed side by side count more where they stand within a word of each
+    # other (title, concepts or prompt), as "learning rate warmup" does in a warmup question.
+    proximity: Any = Value(0.0, output_field=FloatField())
+    for a, b in itertools.pairwise(terms):
+        near = " | ".join(
+            f"( ( {_text(x.queries)} ) <{d}> ( {_text(y.queries)} ) )"
+            for x, y in ((a, b), (b, a))
+            for d in (1, 2)
+        )
+        proximity += Case(
+            When(search_vector=_raw(near), then=Value(PROXIMITY_WEIGHT * min(a.weight, b.weight))),
             default=Value(0.0),
             output_field=FloatField(),
         )
@@ -229,25 +248,42 @@ def ranked(queryset: QuerySet, terms: list[Term], text: str) -> tuple[list[Row],
     # and a pasted question is closest to the title that asks it the same way.
     query_text = " ".join(WORD_RE.findall(text.lower()[:MAX_LENGTH]))
     rank = (
-        F("score") / total
+        (F("score") + proximity) / total
         + SearchRank(
             F("search_vector"),
             _raw(any_term),
             weights=[0.1, 0.2, 0.6, 1.0],
-            cover_density=True,
+            # Not cover density: for a query of terms OR-ed, every occurrence is a cover, so it
+            # only counted them, five times slower; proximity is weighed above.
+            cover_density=False,
             normalization=Value(32),
         )
         + _title_similarity(query_text)
     )
-    rows = list(
+    scored = (
         about.alias(score=score)
         .filter(score__gte=MIN_SCORE * total)
         .annotate(rank=rank)
         .order_by()
         .values_list("pk", "slug", "rank")
     )
-    if rows:
-        return rows, terms
+    # The cut-off and the order in the same query, each rank computed once (a window over the
+    # ranked rows, not beside the rank expression, which Django would repeat): only the ids kept
+    # come back, best first.
+    # OFFSET 0 keeps PostgreSQL from pulling the ranked query up into this one, which would
+    # compute each rank once per mention (three times as long for a broad search).
+    sql, params = scored.query.sql_with_params()
+    # The SQL is Django's, every value goes as a parameter.
+    kept = (
+        "SELECT r.pk FROM (SELECT s.*, max(s.rank) OVER () AS best"  # noqa: S608
+        f" FROM ({sql} OFFSET 0) s) r WHERE r.rank >= r.best * %s"
+        ' ORDER BY r.rank DESC, r.slug COLLATE "C"'
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(kept, [*params, MIN_SHARE_OF_BEST])
+        ids = [pk for (pk,) in cursor.fetchall()]
+    if ids:
+        return ids, terms
     # Nothing is about these terms: fall back to answers that hold every one of them, unless a
     # question holds some of them (then nothing matched well enough). Answers are large (their
     # vectors are TOASTed), so they are only searched when needed.
@@ -255,5 +291,5 @@ def ranked(queryset: QuerySet, terms: list[Term], text: str) -> tuple[list[Row],
     for term in terms:
         every &= Q(answer_vector=_raw(_text(term.queries)))
     some_about = Exists(queryset.order_by().filter(search_vector=_raw(any_term)))
-    answers = queryset.order_by().filter(every, ~some_about).values_list("pk", "slug")
-    return [(pk, slug, 0.0) for pk, slug in answers], terms
+    answers = queryset.filter(every, ~some_about).order_by("slug").values_list("pk", flat=True)
+    return list(answers), terms

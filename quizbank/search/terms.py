@@ -39,6 +39,9 @@ FOREIGN_WEIGHT = NAME_WEIGHT
 MIN_SHARE_OF_BEST = 0.45
 # ...and hold enough of them in its title, concepts or slug (a term only in the prompt counts 0.4).
 MIN_SCORE = 0.3
+# Two terms typed side by side and found within a word of each other in a question add this share
+# of the lighter one's weight to its rank: phrase and proximity matter.
+PROXIMITY_WEIGHT = 0.5
 SYNONYMS_PATH = Path(settings.BASE_DIR) / "fixtures" / "bank" / "synonyms.yaml"
 
 NAME_RE = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+(?:\(\))?|[a-z0-9]+(?:_[a-z0-9]+)+")

@@ -312,3 +312,22 @@ def test_a_slip_inside_a_name_is_corrected(api):
         primary_topic=TopicFactory(slug="autograd"),
     )
     assert top(api, "autograd.Fucntion")[0] == "custom-function"
+
+
+def test_terms_found_side_by_side_outrank_the_same_terms_apart(api):
+    topic = TopicFactory(slug="training")
+    QuestionFactory(
+        slug="a-apart",
+        title="A question about training",
+        prompt="Weight decay is one tool. Much later, we talk about warmup.",
+        primary_topic=topic,
+    )
+    QuestionFactory(
+        slug="b-together",
+        title="A question about training",
+        prompt="Some schedules add warmup before weight decay starts.",
+        primary_topic=topic,
+    )
+    if connection.vendor == "postgresql":
+        assert top(api, "weight decay warmup")[0] == "b-together"
+    assert set(top(api, "weight decay warmup")) == {"a-apart", "b-together"}
