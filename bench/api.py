@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/api.py [--questions 10000] [--requests 300]
         [--database-url postgres://postgres@127.0.0.1:5432/quizbank_bench]
+        [--redis-url redis://127.0.0.1:6379/13]
 
 Creates (and finally drops) the scratch database, fills it with generated questions spread over the
 real taxonomy, then times requests through Django's full stack (middleware, DRF, django-filter,
@@ -56,6 +57,9 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--keep", action="store_true", help="keep the scratch database afterwards")
     parser.add_argument(
+        "--redis-url", help="cache in this scratch Redis database, as production does (cleared)"
+    )
+    parser.add_argument(
         "--database-url",
         default=os.environ.get(
             "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/quizbank_bench"
@@ -66,7 +70,11 @@ def main() -> None:
     os.environ["DATABASE_URL"] = args.database_url
     os.environ["ALLOWED_HOSTS"] = "testserver"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "quizbank.settings")
+    # Without --redis-url the cache is the process's own (the embedded default); with it, each
+    # request reads the bank version from Redis, as in production.
     os.environ.pop("REDIS_URL", None)
+    if args.redis_url:
+        os.environ["REDIS_URL"] = args.redis_url
 
     import django
 
@@ -82,6 +90,10 @@ def main() -> None:
 
     if connection.vendor != "postgresql":
         sys.exit("bench/api.py: --database-url: must be a PostgreSQL database")
+    if args.redis_url:
+        from django.core.cache import cache
+
+        cache.clear()  # a scratch Redis database: nothing cached of an earlier run's bank
     name = connection.settings_dict["NAME"]
     _recreate_database(connections, name)
 
@@ -139,6 +151,13 @@ def main() -> None:
             "/api/questions/?search=contiguous+view+reshape+stride&topic=tensors&page_size=20",
             40.0,
         ),
+        # A question pasted whole, and one common word that most of the bank holds.
+        "search pasted": (
+            "/api/questions/?search=What+is+the+difference+between+model.train()+and+"
+            "model.eval()+and+why+does+it+matter+for+dropout%3F&page_size=20",
+            40.0,
+        ),
+        "search broad": ("/api/questions/?search=optimizer&page_size=20", 40.0),
     }
     print(
         f"{'request':<14} {'p50 ms':>8} {'p95 ms':>8} {'target':>8} {'p95/target':>10}"

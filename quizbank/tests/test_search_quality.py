@@ -1,8 +1,6 @@
 """Search keeps finding the question a learner means on the real bank (bench/search_quality.py),
-and finds nothing for what the bank is not about, on the main set and on the held-out set (written
-before the relevance floor was last changed, never tuned to). Thresholds sit a little under what
-it reaches: main top-1 92.8%, top-5 98.8%, MRR 0.957, no off-topic result; held-out top-1 92.9%,
-top-5 100%, MRR 0.964, 2 off-topic results of 24."""
+and finds nothing for what the bank is not about, on the main set and on the sets written apart
+from it. Thresholds sit a little under what it reaches (README, "Search")."""
 
 import importlib.util
 import sys
@@ -42,21 +40,33 @@ def bank_slugs():
 def test_search_finds_the_learners_question_in_the_real_bank(bank_slugs):
     report = _quality().evaluate(bank_slugs)
     assert report.queries >= 200
-    assert report.top5 >= 0.97, report.misses
-    assert report.top1 >= 0.91, report.misses
-    assert report.mrr >= 0.94, report.misses
+    assert report.top5 >= 0.99, report.misses
+    assert report.top1 >= 0.93, report.misses
+    assert report.mrr >= 0.96, report.misses
     assert report.false_positive_rate == 0, report.misses
 
 
-def test_search_generalises_to_the_held_out_phrasings(bank_slugs):
+@pytest.mark.parametrize(
+    ("name", "top5", "top1", "mrr", "off_topic_found"),
+    [
+        # Written before the relevance floor of issue 15 changed; never tuned to. Two of its
+        # off-topic queries still find questions, every word of them one the bank uses: "memory
+        # loss in old age" and "learning rate of a student".
+        ("held-out", 0.97, 0.92, 0.95, 2),
+        # Written later by someone who had not read the search code; tuning looked at it.
+        ("dev", 0.97, 0.88, 0.92, 1),
+        # Written with dev and never looked at while tuning: the honest figures.
+        ("sealed", 0.94, 0.86, 0.89, 0),
+    ],
+)
+def test_search_generalises_to_phrasings_written_apart(
+    bank_slugs, name, top5, top1, mrr, off_topic_found
+):
     quality = _quality()
-    queries, off_topic = quality.heldout()
+    queries, off_topic = quality.query_set(name)
     assert len(queries) >= 40 and len(off_topic) >= 20
     report = quality.evaluate(bank_slugs, queries, off_topic)
-    assert report.top5 >= 0.97, report.misses
-    assert report.top1 >= 0.88, report.misses
-    assert report.mrr >= 0.93, report.misses
-    # The target is 0. Two still find questions, every word of them one the bank uses:
-    # "memory loss in old age" ("old" and "age" are too short for the vocabulary check) and
-    # "learning rate of a student" ("student": knowledge distillation). Pinned at today's 2.
-    assert report.false_positive_rate <= 2 / len(off_topic), report.misses
+    assert report.top5 >= top5, report.misses
+    assert report.top1 >= top1, report.misses
+    assert report.mrr >= mrr, report.misses
+    assert report.false_positive_rate <= off_topic_found / len(off_topic), report.misses
