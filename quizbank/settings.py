@@ -116,6 +116,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # plan estimated past jit_above_cost once made a 2 ms search query take 80 ms compiling.
     DATABASES["default"].setdefault("OPTIONS", {})["options"] = "-c jit=off"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Search ranks in PostgreSQL where it runs ("auto"), in Python elsewhere (quizbank/search/); the
+# tests run both rankers on PostgreSQL by setting "python".
+SEARCH_RANKER = "auto"
 AUTH_USER_MODEL = "accounts.User"
 
 AUTH_PASSWORD_VALIDATORS = [

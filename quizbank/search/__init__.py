@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import connection
 from django.db.models import (
@@ -95,7 +96,8 @@ def question_search_results(queryset: QuerySet, text: str) -> SearchResults | No
     if not terms:
         # Only filler ("what is the difference") finds nothing; no words at all is no search.
         return SearchResults([], "") if WORD_RE.search(text.lower()) else None
-    backend = postgres if connection.vendor == "postgresql" else fallback
+    python = settings.SEARCH_RANKER == "python" or connection.vendor != "postgresql"
+    backend = fallback if python else postgres
     ids, terms = backend.ranked(queryset.order_by(), terms, text)
     return SearchResults(ids, marked_words(terms))
 

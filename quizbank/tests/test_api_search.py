@@ -1,10 +1,9 @@
 """Search finds the right question when a learner types an interview question in their own words.
 
-Runs on whichever database the suite uses: PostgreSQL full-text search in CI, the substring fallback
-on SQLite."""
+Every test runs twice: with the database's ranker (PostgreSQL full-text search in CI) and with the
+Python ranker that SQLite uses."""
 
 import pytest
-from django.db import connection
 
 from .factories import QuestionFactory, TopicFactory
 
@@ -48,6 +47,13 @@ QUESTIONS = [
         "Save model.state_dict() to disk with torch.save and load it with weights_only=True.",
     ),
 ]
+
+
+@pytest.fixture(autouse=True, params=["auto", "python"])
+def ranker(request, settings):
+    """Every test runs with the database's ranker and with the Python one (SQLite's)."""
+    settings.SEARCH_RANKER = request.param
+    return request.param
 
 
 @pytest.fixture(autouse=True)
@@ -99,7 +105,6 @@ def test_words_in_the_title_outrank_the_same_words_in_the_prompt(api):
     assert top(api, "broadcasting")[0] == "title-mentions"
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="the answer fallback is PostgreSQL's")
 def test_answers_are_searched_when_no_question_is_about_the_words(api):
     topic = TopicFactory(slug="other")
     QuestionFactory(
@@ -127,7 +132,6 @@ def test_search_text_with_query_syntax_is_harmless(api):
     assert top(api, "view & | ! reshape:* ('")[0] == "view-vs-reshape"
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="stemming is PostgreSQL's")
 def test_postgres_stems_words(api):
     # "reshaping" and "permuted" stem to the words of the view-vs-reshape question
     assert top(api, "reshaping permuted")[0] == "view-vs-reshape"
@@ -159,7 +163,6 @@ def test_a_list_without_search_has_plain_titles_and_no_snippet(api):
     assert "<mark>" not in row["title_html"]
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="typo correction is pg_trgm's")
 def test_a_misspelt_word_is_read_as_the_nearest_word_of_a_title(api):
     assert top(api, "contigous")[0] == "view-vs-reshape"
 
@@ -170,7 +173,6 @@ def test_interview_filler_does_not_outweigh_pytorch_names(api):
     )
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite reads words as substrings")
 def test_a_word_the_bank_never_uses_outweighs_an_everyday_bank_phrase(api):
     # "zero the gradients" alone finds its question; beside words no title, concept or slug uses
     # ("hill", "road") it is what the query is about no more than they are.
@@ -184,7 +186,6 @@ def test_a_form_of_a_bank_word_is_not_foreign(api):
     assert top(api, "reshaping contiguous")[0] == "view-vs-reshape"
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="typo correction is pg_trgm's")
 def test_an_everyday_word_is_not_read_as_a_misspelt_bank_word(api):
     # "cookies" is two edits from "copies" (in a prompt), but too short to carry two slips.
     QuestionFactory(
@@ -235,7 +236,6 @@ def test_a_question_asked_as_its_title_asks_it_comes_first(api):
     assert top(api, "What is a tensor?")[0] == "what-is-a-tensor"
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="typo correction is pg_trgm's")
 def test_a_word_an_answer_uses_is_not_read_as_a_misspelt_title_word(api):
     # "delay" is one edit from "decay", a title's word; but an answer uses "delay" as itself.
     QuestionFactory(
@@ -273,7 +273,6 @@ def distributed():
     )
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="compounds are read by PostgreSQL")
 def test_a_compound_finds_the_words_the_bank_writes_apart(api, distributed):
     assert top(api, "allreduce")[0] == "ring"
     assert top(api, "ring allreduce")[0] == "ring"
@@ -303,7 +302,6 @@ def test_what_is_left_of_a_contraction_is_no_term(api):
     ]
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="typo correction is pg_trgm's")
 def test_a_slip_inside_a_name_is_corrected(api):
     QuestionFactory(
         slug="custom-function",
@@ -328,6 +326,5 @@ def test_terms_found_side_by_side_outrank_the_same_terms_apart(api):
         prompt="Some schedules add warmup before weight decay starts.",
         primary_topic=topic,
     )
-    if connection.vendor == "postgresql":
-        assert top(api, "weight decay warmup")[0] == "b-together"
+    assert top(api, "weight decay warmup")[0] == "b-together"
     assert set(top(api, "weight decay warmup")) == {"a-apart", "b-together"}
