@@ -70,3 +70,11 @@ def test_search_generalises_to_phrasings_written_apart(
     assert report.top1 >= top1, report.misses
     assert report.mrr >= mrr, report.misses
     assert report.false_positive_rate <= off_topic_found / len(off_topic), report.misses
+
+
+def test_the_python_ranker_make_run_uses_finds_the_learners_question_too(bank_slugs, settings):
+    settings.SEARCH_RANKER = "python"
+    report = _quality().evaluate(bank_slugs)
+    assert report.top5 >= 0.98, report.misses
+    assert report.top1 >= 0.90, report.misses
+    assert report.false_positive_rate == 0, report.misses
