@@ -186,6 +186,7 @@ def _read(
                 fixed = None if used else _fix(term.phrases[0], head_words)
                 if fixed:
                     forms.append(fixed)
+                    term.marks += [w for w in fixed if len(w) >= 4]
                 else:
                     term.foreign = len(term.phrases[0]) >= 4
                     term.unused = term.foreign and not used
@@ -201,6 +202,7 @@ def _read(
                     fixed = None if stems[0] in answers else _fix(phrase, head_words)
                     if fixed and fixed not in forms:
                         forms.append(fixed)
+                        term.marks += [w for w in fixed if len(w) >= 4]
         read.append(forms)
     return read
 

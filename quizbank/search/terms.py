@@ -86,6 +86,8 @@ class Term:
     # ...and that no prompt or answer uses either: it weighs as a name (FOREIGN_WEIGHT).
     unused: bool = False
     queries: list[str] = field(default_factory=list)  # tsquery texts, filled on PostgreSQL
+    # Words found for the phrases, also marked in results: a slip's correction, a compound's parts.
+    marks: list[str] = field(default_factory=list)
 
 
 @functools.cache
@@ -244,7 +246,8 @@ def stem(phrase: str) -> str:
 
 def marked_words(terms: list[Term]) -> str:
     """The words a result marks (highlight.py), space-separated."""
-    return " ".join(dict.fromkeys(w for t in terms for p in t.phrases for w in p.split()))
+    words = (w for t in terms for p in [*t.phrases, *t.marks] for w in p.split())
+    return " ".join(dict.fromkeys(words))
 
 
 def min_coverage(terms: list[Term]) -> float:

@@ -276,6 +276,8 @@ def distributed():
 def test_a_compound_finds_the_words_the_bank_writes_apart(api, distributed):
     assert top(api, "allreduce")[0] == "ring"
     assert top(api, "ring allreduce")[0] == "ring"
+    row = api.get("/api/questions/", {"search": "allreduce"}).json()["results"][0]
+    assert "all-<mark>reduce</mark>" in row["title_html"]
 
 
 def test_british_spelling_finds_the_american_one(api, distributed):
@@ -310,6 +312,8 @@ def test_a_slip_inside_a_name_is_corrected(api):
         primary_topic=TopicFactory(slug="autograd"),
     )
     assert top(api, "autograd.Fucntion")[0] == "custom-function"
+    row = api.get("/api/questions/", {"search": "autograd.Fucntion"}).json()["results"][0]
+    assert "<mark>Function</mark>" in row["title_html"]
 
 
 def test_terms_found_side_by_side_outrank_the_same_terms_apart(api):
