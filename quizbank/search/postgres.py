@@ -1,13 +1,14 @@
-"""Ranking on PostgreSQL: tsvector matches, `ts_rank_cd` and pg_trgm.
+"""Ranking on PostgreSQL: tsvector matches, `ts_rank`, proximity and pg_trgm.
 
 A question matches when it holds more than a share of the terms (by weight) in its title, concepts
 or prompt. That rule is written as one tsquery (any big enough set of terms, each set AND-ed), so
 the GIN index finds exactly the questions that pass it, and only those are scored: a query with a
 common word ("high") no longer scores half the bank to keep a few hundred. Each is scored once, in
-one query: a term in the title or concepts counts more than one in the prompt, then `ts_rank_cd`
-(proximity) and the trigram similarity of the title to the query. A misspelt word is also searched
-as the nearest word of a title, concept or slug (pg_trgm). Only when no question is about the
-terms at all do answers come in: those holding every term.
+one query that also cuts off and orders: a term in the title or concepts counts more than one in
+the prompt, two terms typed side by side count more where they stand together, then `ts_rank`
+and the trigram similarity of the title to the query. A word no title, concept or slug holds is
+also searched as the compound the bank writes apart, or as the title word it misspells (pg_trgm).
+Only when no question is about the terms at all do answers come in: those holding every term.
 """
 
 from __future__ import annotations
@@ -272,13 +273,11 @@ def ranked(queryset: QuerySet, terms: list[Term], text: str) -> tuple[list[int],
         .order_by()
         .values_list("pk", "slug", "rank")
     )
-    # The cut-off and the order in the same query, each rank computed once (a window over the
-    # ranked rows, not beside the rank expression, which Django would repeat): only the ids kept
-    # come back, best first.
-    # OFFSET 0 keeps PostgreSQL from pulling the ranked query up into this one, which would
-    # compute each rank once per mention (three times as long for a broad search).
+    # The cut-off and the order in the same query: only the ids kept come back, best first. The
+    # window runs over the ranked rows, and OFFSET 0 keeps PostgreSQL from pulling them up into
+    # it, which would compute each rank once per mention (three times as long for a broad
+    # search). The SQL is Django's; every value goes as a parameter.
     sql, params = scored.query.sql_with_params()
-    # The SQL is Django's, every value goes as a parameter.
     kept = (
         "SELECT r.pk FROM (SELECT s.*, max(s.rank) OVER () AS best"  # noqa: S608
         f" FROM ({sql} OFFSET 0) s) r WHERE r.rank >= r.best * %s"
