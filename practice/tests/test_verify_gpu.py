@@ -1,12 +1,24 @@
 """`manage.py verify_gpu` (`make verify-gpu`): it must never pass where CUDA is absent, and says
-why. (On a machine with a GPU it grades the GPU-queue exercises; that run is not part of CI.)"""
+why. (On a machine with a GPU it grades the GPU-queue exercises; that run is not part of CI, so
+the command's own logic is tested here against a pool that claims a device.)"""
+
+from typing import Any
 
 import pytest
 from django.core.management import call_command
 
+from grader import jobs
+from grader.limits import MAX_TIME_LIMIT
 from practice import grader_client
+from quizbank.tests.factories import QuestionFactory
 
 pytestmark = pytest.mark.django_db
+
+CUDA_ANSWER = (
+    "On the CPU:\n\n```python\nimport torch\nx = torch.ones(2)\n```\n\n"
+    "On a GPU:\n\n```python cuda\ny = x.cuda() * 2\n```\n\n"
+    "Not run:\n\n```python cuda norun\nimport triton\n```\n"
+)
 
 
 @pytest.fixture
@@ -22,3 +34,44 @@ def test_without_a_cuda_device_it_exits_non_zero_and_says_so(settings, fresh_poo
         call_command("verify_gpu")
     assert exit.value.code == 2
     assert "verify_gpu: no CUDA device" in capsys.readouterr().err
+
+
+class ClaimsCuda:
+    """A GPU pool that says it has a device and validates requests as SandboxPool does."""
+
+    cuda = True
+    cuda_detail = "a pretend device"
+    layers = {"cgroups": True, "cpu": True, "root": True}
+
+    def __init__(self) -> None:
+        self.snippets: list[tuple[list[str], float]] = []
+
+    def run_snippets(self, blocks: list[str], time_limit: float = 30.0) -> dict[str, Any]:
+        blocks, time_limit = jobs.normalize_snippets(list(blocks), time_limit)
+        self.snippets.append((blocks, time_limit))
+        entries = [{"index": i, "status": "passed", "message": ""} for i in range(len(blocks))]
+        return {"status": "passed", "message": "", "blocks": entries, "output": ""}
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def claims_cuda(monkeypatch):
+    pool = ClaimsCuda()
+    monkeypatch.setattr(grader_client, "sandbox_pool", lambda kind="cpu", **_: pool)
+    monkeypatch.setattr(grader_client, "close_pools", lambda: None)
+    return pool
+
+
+def test_answer_blocks_run_under_a_time_limit_the_grader_accepts(claims_cuda, capsys):
+    QuestionFactory(slug="on-the-gpu", answer=CUDA_ANSWER)
+    QuestionFactory(slug="cpu-only", answer="```python\nx = 1\n```\n")
+    call_command("verify_gpu")
+    runs = [blocks for blocks, _ in claims_cuda.snippets]
+    # The answer with CUDA blocks runs in order, its norun block left out; the CPU-only one not.
+    assert runs[-1] == ["import torch\nx = torch.ones(2)\n", "y = x.cuda() * 2\n"]
+    assert all(limit <= MAX_TIME_LIMIT for _, limit in claims_cuda.snippets)
+    out = capsys.readouterr().out
+    assert "on-the-gpu: 2 block(s) run, 1 of them CUDA" in out
+    assert "cpu-only" not in out

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from grader import verification
+from grader.limits import MAX_TIME_LIMIT
 from practice import grader_client
 from quizbank.bank.blocks import python_blocks
 from quizbank.bank.standard import standard_problems
@@ -75,7 +76,9 @@ class Command(BaseCommand):
                 runnable.append(block)
         if not runnable:
             return
-        result = grader_client.sandbox_pool("cpu").run_snippets([b.code for b in runnable], 60.0)
+        result = grader_client.sandbox_pool("cpu").run_snippets(
+            [b.code for b in runnable], MAX_TIME_LIMIT
+        )
         for block, block_result in zip(runnable, result.get("blocks", []), strict=False):
             if block_result.get("status") == "passed":
                 outcome.blocks_run += 1

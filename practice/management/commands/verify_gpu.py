@@ -3,6 +3,7 @@ import sys
 from django.core.management.base import BaseCommand
 
 from grader import verification
+from grader.limits import MAX_TIME_LIMIT
 from practice import grader_client
 from quizbank.bank.blocks import python_blocks
 from quizbank.models import Exercise, Question, Queue
@@ -82,7 +83,8 @@ class Command(BaseCommand):
         if not any("cuda" in b.tags for b in all_blocks):
             return 0, []
         runnable = [b for b in all_blocks if not b.tags & STILL_SKIPPED]
-        result = pool.run_snippets([b.code for b in runnable], 120.0)
+        # The grader's own cap (jobs.normalize_snippets refuses more): one limit, one place.
+        result = pool.run_snippets([b.code for b in runnable], MAX_TIME_LIMIT)
         problems = []
         for block, block_result in zip(runnable, result.get("blocks", []), strict=False):
             if block_result.get("status") != "passed":
