@@ -70,6 +70,8 @@ class Command(BaseCommand):
     def run_answer(self, question: Question, outcome: Outcome) -> None:
         runnable = []
         for block in python_blocks(question.answer):
+            if block.sandbox_problem:
+                outcome.problems.append(f"answer.md line {block.line}: {block.sandbox_problem}")
             if block.skip_reason:
                 outcome.skipped[block.skip_reason] = outcome.skipped.get(block.skip_reason, 0) + 1
             else:
