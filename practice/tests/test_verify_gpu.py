@@ -2,6 +2,7 @@
 why. (On a machine with a GPU it grades the GPU-queue exercises; that run is not part of CI, so
 the command's own logic is tested here against a pool that claims a device.)"""
 
+import time
 from typing import Any
 
 import pytest
@@ -9,6 +10,7 @@ from django.core.management import call_command
 
 from grader import jobs
 from grader.limits import MAX_TIME_LIMIT
+from grader.tests.helpers import grader_torch_has_cuda
 from practice import grader_client
 from quizbank.tests.factories import QuestionFactory
 
@@ -34,6 +36,24 @@ def test_without_a_cuda_device_it_exits_non_zero_and_says_so(settings, fresh_poo
         call_command("verify_gpu")
     assert exit.value.code == 2
     assert "verify_gpu: no CUDA device" in capsys.readouterr().err
+
+
+def test_on_a_machine_without_cuda_the_auto_device_list_exits_2_and_says_why(
+    settings, fresh_pools, capsys
+):
+    """GRADER_GPU_DEVICES=auto (the default, and what `make verify-gpu` sets) on a machine
+    without CUDA: the pool learns it from a single-use process, so nothing is graded on the CPU."""
+    if grader_torch_has_cuda(settings.GRADER_PYTHON):
+        pytest.skip("the grader's torch has CUDA here")
+    settings.GRADER_GPU_DEVICES = "auto"
+    started = time.monotonic()
+    with pytest.raises(SystemExit) as exit:
+        call_command("verify_gpu")
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert "verify_gpu: no CUDA device for the grader's runs: torch " in err
+    assert "is not a CUDA build" in err
+    assert time.monotonic() - started < 60  # one zygote and one single-use process start
 
 
 class ClaimsCuda:

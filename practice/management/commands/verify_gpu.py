@@ -2,7 +2,7 @@ import sys
 
 from django.core.management.base import BaseCommand
 
-from grader import verification
+from grader import SandboxError, verification
 from grader.limits import MAX_TIME_LIMIT
 from practice import grader_client
 from quizbank.bank.blocks import python_blocks
@@ -24,13 +24,19 @@ class Command(BaseCommand):
         parser.add_argument("slugs", nargs="*", help="Only these questions (default: all).")
 
     def handle(self, *args, slugs, **options):
-        pool = grader_client.sandbox_pool("gpu")
+        try:
+            pool = grader_client.sandbox_pool("gpu")
+        except (SandboxError, OSError) as error:
+            self.stderr.write(f"verify_gpu: the GPU queue's grader did not start: {error}")
+            sys.exit(1)
         if not pool.cuda:
+            # What a single-use process of the pool found when it initialised CUDA.
+            detail = pool.cuda_detail or "no reason given"
             grader_client.close_pools()
             self.stderr.write(
-                "verify_gpu: no CUDA device: the grader's torch (GRADER_PYTHON) sees none, or "
-                "GRADER_GPU_DEVICES=none. Run this on a machine with an NVIDIA GPU and a CUDA "
-                "build of torch in the grader's interpreter."
+                f"verify_gpu: no CUDA device for the grader's runs: {detail}. Run this on a "
+                "machine with an NVIDIA GPU, a CUDA build of torch in the grader's interpreter "
+                "(GRADER_PYTHON) and GRADER_GPU_DEVICES=auto."
             )
             sys.exit(2)
         questions = Question.objects.select_related("exercise").exclude(
