@@ -101,19 +101,61 @@ def mount_plan() -> MountPlan:
     return MountPlan(tuple(dirs), files, tuple(links))
 
 
-def isolate(limits: Limits, root_mountpoint: str) -> None:
-    """Apply every layer to the calling process. Must run as root; returns unprivileged."""
+_NAMESPACES = (
+    linux.CLONE_NEWNS
+    | linux.CLONE_NEWNET
+    | linux.CLONE_NEWIPC
+    | linux.CLONE_NEWUTS
+    | linux.CLONE_NEWCGROUP
+)
+
+
+_host_mount_namespace: int | None = None  # the one enter_namespaces() left
+
+
+def _mount_namespace() -> int:
+    return os.stat("/proc/self/ns/mnt").st_ino
+
+
+def enter_namespaces() -> None:
+    """Layer 4: new mount, network, IPC, UTS and cgroup namespaces, entered while the process
+    has one thread. isolate() does this itself unless it was done first.
+
+    Namespaces, and the root and working directories, belong to each thread: unshare() moves the
+    calling thread only, and a thread keeps those it was started with. A single-use GPU process
+    initialises CUDA, which starts the driver's helper threads, before it isolates itself; had
+    it unshared only then, those threads would stay in the host's mount and network namespaces
+    with the host's root as theirs, and /proc/self/task/<tid>/root would show the sandboxed code
+    the host's whole filesystem (same thread group: no ptrace check stops it). Entered first,
+    every thread started later is in these namespaces and shares one fs_struct (pthreads clone
+    with CLONE_FS), so isolate()'s pivot_root and chdir move them all.
+    """
+    global _host_mount_namespace
+    threads = len(os.listdir("/proc/self/task"))
+    if threads != 1:
+        raise RuntimeError(f"namespaces must be entered by a single thread, not {threads}")
+    _host_mount_namespace = _mount_namespace()
+    linux.unshare(_NAMESPACES)
+    # Nothing mounted from here on may propagate back to the host's mount table.
+    linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
+    linux.sethostname("sandbox")
+
+
+def isolate(limits: Limits, root_mountpoint: str, *, namespaces_entered: bool = False) -> None:
+    """Apply every layer to the calling process. Must run as root; returns unprivileged.
+
+    ``namespaces_entered``: enter_namespaces() ran before the process started any thread (a
+    single-use process does, before it imports torch); unsharing again now would move only this
+    thread (and give it an fs_struct of its own, which its pivot_root would then not share).
+    """
     seccomp.preload()
     if limits.cgroup_memory:
         cgroups.set_memory_limit(limits.cgroup_memory, limits.memory_mb * _MiB + 64 * _MiB)
-    linux.unshare(
-        linux.CLONE_NEWNS
-        | linux.CLONE_NEWNET
-        | linux.CLONE_NEWIPC
-        | linux.CLONE_NEWUTS
-        | linux.CLONE_NEWCGROUP
-    )
-    linux.sethostname("sandbox")
+    if not namespaces_entered:
+        enter_namespaces()
+    if _host_mount_namespace is None or _mount_namespace() == _host_mount_namespace:
+        # Still in the host's mount namespace: the new root would be the host's.
+        raise RuntimeError("isolation must run in namespaces of its own (enter_namespaces)")
     _enter_new_root(mount_plan(), root_mountpoint, limits.gpu_devices, limits.uid)
     # Close before RLIMIT_NOFILE drops, so a descriptor above the new limit cannot survive.
     os.closerange(RESULT_FD + 1, 1 << 30)
@@ -124,8 +166,6 @@ def isolate(limits: Limits, root_mountpoint: str) -> None:
 
 
 def _enter_new_root(plan: MountPlan, root: str, gpu_devices: bool, uid: int) -> None:
-    # Nothing mounted from here on may propagate back to the host's mount table.
-    linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
     linux.mount("tmpfs", root, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=1m,mode=755")
 
     def bind(source: str, is_dir: bool = True, device: bool = False) -> None:

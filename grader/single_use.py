@@ -42,6 +42,12 @@ def cuda_state(torch: Any) -> tuple[bool, str]:
 
 
 def main() -> None:
+    from grader import isolate
+
+    # First, while this process has one thread: the threads CUDA starts must share the
+    # sandbox's namespaces and root (isolate.enter_namespaces says why).
+    isolate.enter_namespaces()
+
     import torch
 
     torch.set_num_threads(1)
@@ -49,4 +55,8 @@ def main() -> None:
 
     from grader import runner
 
-    runner.serve(announce_ready=True, ready={"cuda": cuda, "cuda_detail": detail})
+    runner.serve(
+        announce_ready=True,
+        ready={"cuda": cuda, "cuda_detail": detail},
+        namespaces_entered=True,
+    )

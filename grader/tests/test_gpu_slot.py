@@ -127,6 +127,29 @@ def test_the_single_use_slot_lifecycle_runs_without_cuda():
     wait_for(lambda: not os.path.exists(f"/proc/{spare}"), "no leftover process", 10)
 
 
+def test_a_single_use_process_is_isolated_like_a_forked_one(gpu_pool):
+    """Its namespaces are entered before torch starts (single_use.py); the sandbox is the same."""
+    result = gpu_pool.grade(
+        probe_job("""
+        import os, socket
+        def probe():
+            if os.getpid() != 2 or os.path.exists("/home") or os.getuid() < 0x40000000:
+                return "not in the sandbox"
+            if os.uname().nodename != "sandbox" or os.path.exists("/sys"):
+                return "the host's name or /sys"
+            for task in os.listdir("/proc/self/task"):
+                if sorted(os.listdir(f"/proc/self/task/{task}/root")) != sorted(os.listdir("/")):
+                    return f"thread {task} sees another root"
+            try:
+                socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            except PermissionError:
+                return "blocked"
+            return "made a socket"
+        """)
+    )
+    assert result["status"] == "passed", result
+
+
 def test_without_prespawning_the_process_asked_about_cuda_does_not_stay():
     with SandboxPool(GRADER_PYTHON, slots=1, kind="gpu", prespawn=False) as pool:
         zygote = pool._slots[0].process.pid
