@@ -1,6 +1,7 @@
 """`manage.py verify_gpu` (`make verify-gpu`): it must never pass where CUDA is absent, and says
-why. (On a machine with a GPU it grades the GPU-queue exercises; that run is not part of CI, so
-the command's own logic is tested here against a pool that claims a device.)"""
+why. On a machine with a GPU it grades the GPU-queue exercises; that run is not part of CI, so
+the command's own logic is tested here against pools that claim a device, and end to end on the
+CPU with --without-cuda."""
 
 import time
 from typing import Any
@@ -11,8 +12,8 @@ from django.core.management import call_command
 from grader import jobs
 from grader.limits import MAX_TIME_LIMIT
 from grader.tests.helpers import grader_torch_has_cuda
-from practice import grader_client
-from quizbank.tests.factories import QuestionFactory
+from practice.management.commands import verify_gpu
+from quizbank.tests.factories import ExerciseFactory, QuestionFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -23,14 +24,7 @@ CUDA_ANSWER = (
 )
 
 
-@pytest.fixture
-def fresh_pools():
-    grader_client.close_pools()
-    yield
-    grader_client.close_pools()
-
-
-def test_without_a_cuda_device_it_exits_non_zero_and_says_so(settings, fresh_pools, capsys):
+def test_without_a_cuda_device_it_exits_non_zero_and_says_so(settings, capsys):
     settings.GRADER_GPU_DEVICES = "none"  # the fake, empty device list: as on any CI machine
     with pytest.raises(SystemExit) as exit:
         call_command("verify_gpu")
@@ -38,9 +32,7 @@ def test_without_a_cuda_device_it_exits_non_zero_and_says_so(settings, fresh_poo
     assert "verify_gpu: no CUDA device" in capsys.readouterr().err
 
 
-def test_on_a_machine_without_cuda_the_auto_device_list_exits_2_and_says_why(
-    settings, fresh_pools, capsys
-):
+def test_on_a_machine_without_cuda_the_auto_device_list_exits_2_and_says_why(settings, capsys):
     """GRADER_GPU_DEVICES=auto (the default, and what `make verify-gpu` sets) on a machine
     without CUDA: the pool learns it from a single-use process, so nothing is graded on the CPU."""
     if grader_torch_has_cuda(settings.GRADER_PYTHON):
@@ -63,14 +55,18 @@ class ClaimsCuda:
     cuda_detail = "a pretend device"
     layers = {"cgroups": True, "cpu": True, "root": True}
 
-    def __init__(self) -> None:
+    def __init__(self, smoke_passes: bool = True) -> None:
+        self.smoke_passes = smoke_passes
         self.snippets: list[tuple[list[str], float]] = []
 
     def run_snippets(self, blocks: list[str], time_limit: float = 30.0) -> dict[str, Any]:
         blocks, time_limit = jobs.normalize_snippets(list(blocks), time_limit)
         self.snippets.append((blocks, time_limit))
+        status = "passed" if self.smoke_passes or len(self.snippets) > 1 else "failed"
         entries = [{"index": i, "status": "passed", "message": ""} for i in range(len(blocks))]
-        return {"status": "passed", "message": "", "blocks": entries, "output": ""}
+        if status == "failed":
+            entries[1] = {"index": 1, "status": "failed", "message": "raised AssertionError"}
+        return {"status": status, "message": "", "blocks": entries, "output": "diagnostics"}
 
     def close(self) -> None:
         pass
@@ -79,19 +75,65 @@ class ClaimsCuda:
 @pytest.fixture
 def claims_cuda(monkeypatch):
     pool = ClaimsCuda()
-    monkeypatch.setattr(grader_client, "sandbox_pool", lambda kind="cpu", **_: pool)
-    monkeypatch.setattr(grader_client, "close_pools", lambda: None)
+    monkeypatch.setattr(verify_gpu, "start_pools", lambda count: [pool])
     return pool
 
 
 def test_answer_blocks_run_under_a_time_limit_the_grader_accepts(claims_cuda, capsys):
     QuestionFactory(slug="on-the-gpu", answer=CUDA_ANSWER)
     QuestionFactory(slug="cpu-only", answer="```python\nx = 1\n```\n")
-    call_command("verify_gpu")
-    runs = [blocks for blocks, _ in claims_cuda.snippets]
-    # The answer with CUDA blocks runs in order, its norun block left out; the CPU-only one not.
-    assert runs[-1] == ["import torch\nx = torch.ones(2)\n", "y = x.cuda() * 2\n"]
+    QuestionFactory(slug="shown-only", answer="```python cuda norun\nimport triton\n```\n")
+    call_command("verify_gpu", "--slots", "1")
+    (smoke, _), (answer, _) = claims_cuda.snippets  # CUDA in the sandbox first, then the answer
+    assert smoke == verify_gpu.SMOKE_BLOCKS
+    # The answer with CUDA blocks runs in order, its norun block left out; the others not at all.
+    assert answer == ["import torch\nx = torch.ones(2)\n", "y = x.cuda() * 2\n"]
     assert all(limit <= MAX_TIME_LIMIT for _, limit in claims_cuda.snippets)
     out = capsys.readouterr().out
     assert "on-the-gpu: 2 block(s) run, 1 of them CUDA" in out
-    assert "cpu-only" not in out
+    assert "cpu-only" not in out and "shown-only" not in out
+    assert "0 problem(s)" in out
+
+
+def test_when_cuda_fails_inside_the_sandbox_nothing_else_runs(monkeypatch, capsys):
+    pool = ClaimsCuda(smoke_passes=False)
+    monkeypatch.setattr(verify_gpu, "start_pools", lambda count: [pool])
+    QuestionFactory(slug="on-the-gpu", answer=CUDA_ANSWER)
+    with pytest.raises(SystemExit) as exit:
+        call_command("verify_gpu")
+    assert exit.value.code == 1
+    err = capsys.readouterr().err
+    assert "CUDA in the sandbox, block 2: raised AssertionError" in err
+    assert "nothing else was run" in err
+    assert len(pool.snippets) == 1
+
+
+def test_a_dry_run_without_cuda_goes_through_the_gpu_queue_end_to_end(settings, capsys):
+    """Everything of the command but CUDA, on the CPU: the GPU queue's single-use processes
+    grade an exercise's files and run the CPU blocks of an answer that has CUDA ones."""
+    settings.GRADER_GPU_DEVICES = "none"
+    ExerciseFactory(question=QuestionFactory(slug="double-on-gpu", kind="code"), queue="gpu")
+    QuestionFactory(slug="on-the-gpu", answer=CUDA_ANSWER)
+    call_command("verify_gpu", "--without-cuda", "--slots", "2")
+    out = capsys.readouterr().out
+    assert "double-on-gpu: exercise, 3 file(s) graded on the GPU queue" in out
+    assert "on-the-gpu: 1 block(s) run, 0 of them CUDA" in out
+    assert "verify_gpu: 1 GPU-queue exercise(s) graded on the CPU (--without-cuda)" in out
+    assert "0 problem(s)" in out
+
+
+def test_a_dry_run_reports_a_broken_exercise_with_its_output(settings, capsys):
+    settings.GRADER_GPU_DEVICES = "none"
+    ExerciseFactory(
+        question=QuestionFactory(slug="double-on-gpu", kind="code"),
+        queue="gpu",
+        wrong_solutions={
+            "right": "def double(x):\n    print('not wrong at all')\n    return 2 * x\n"
+        },
+    )
+    with pytest.raises(SystemExit) as exit:
+        call_command("verify_gpu", "--without-cuda", "--slots", "1", "double-on-gpu")
+    assert exit.value.code == 1
+    err = capsys.readouterr().err
+    assert "double-on-gpu: wrong/right.py: must fail at least one check, but passed" in err
+    assert "output: not wrong at all" in err
