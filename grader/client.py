@@ -255,6 +255,11 @@ class SandboxPool:
         names = {name for slot in self._slots for name in slot.layers}
         return {name: all(slot.layers.get(name) for slot in self._slots) for name in names}
 
+    def log_tail(self, limit: int = 4000) -> str:
+        """The end of each zygote's own log (its stderr: why a sandbox failed to set up, what a
+        single-use process said at start), for operators; never shown to learners."""
+        return "\n".join(tail for slot in self._slots if (tail := slot.log_tail(limit).strip()))
+
     def grade(self, job: Mapping[str, Any]) -> dict[str, Any]:
         """Grade ``job`` (see README.md for its keys) and return the result; blocks until done."""
         normalized = jobs.normalize_job(job)  # raises ValueError on a malformed job

@@ -68,6 +68,9 @@ class ClaimsCuda:
             entries[1] = {"index": 1, "status": "failed", "message": "raised AssertionError"}
         return {"status": status, "message": "", "blocks": entries, "output": "diagnostics"}
 
+    def log_tail(self) -> str:
+        return "sandbox setup failed: a pretend reason"
+
     def close(self) -> None:
         pass
 
@@ -104,6 +107,7 @@ def test_when_cuda_fails_inside_the_sandbox_nothing_else_runs(monkeypatch, capsy
     assert exit.value.code == 1
     err = capsys.readouterr().err
     assert "CUDA in the sandbox, block 2: raised AssertionError" in err
+    assert "the grader's log:\nsandbox setup failed: a pretend reason" in err
     assert "nothing else was run" in err
     assert len(pool.snippets) == 1
 

@@ -211,6 +211,9 @@ class Command(BaseCommand):
             if broken:
                 for problem in broken:
                     self.stderr.write(problem)
+                log = pools[0].log_tail()
+                if log:
+                    self.stderr.write(f"verify_gpu: the grader's log:\n{log}")
                 self.stderr.write(
                     "verify_gpu: CUDA does not work inside the sandbox; nothing else was run."
                 )
