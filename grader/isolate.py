@@ -204,10 +204,11 @@ def kept_descriptors(descriptors: Mapping[int, tuple[str, int, int]]) -> set[int
     driver to open more of them (it opens one per memory mapping), and what a handle reaches is
     this process's own GPU context, as the driver's per-client checks keep contexts apart. Also
     kept: what names nothing outside this process, which the driver's event thread may be
-    polling (closing one under it makes its poll spin on POLLNVAL, or watch whatever the
-    submission opens next under that number): an eventfd, epoll or timerfd, and a pipe with both
-    ends here. Every descriptor above fd 3 was opened by this process after its exec (the fork
-    server closes the rest first), so none of these is shared with another process.
+    polling or still using (closing one under it makes its poll spin on POLLNVAL, or watch
+    whatever the submission opens next under that number): an eventfd, epoll or timerfd, a
+    memfd, and a pipe with both ends here. Every descriptor above fd 3 was opened by this
+    process after its exec (the fork server closes the rest first), so none of these is shared
+    with another process.
 
     Closed, as in every other sandbox: files and directories (a directory opened on the host is
     a way out of the new root), sockets, every other device (/dev/null as well: the sandbox has
@@ -223,6 +224,7 @@ def kept_descriptors(descriptors: Mapping[int, tuple[str, int, int]]) -> set[int
         for fd, (target, mode, _) in descriptors.items()
         if (stat.S_ISCHR(mode) and target.startswith(_NVIDIA_DEVICES))
         or target in _PROCESS_LOCAL
+        or (stat.S_ISREG(mode) and target.startswith("/memfd:"))
         or (stat.S_ISFIFO(mode) and target in both_ends)
     }
 

@@ -63,6 +63,7 @@ def main() -> None:
     held["half_pipe"], other_end = os.pipe()
     os.close(other_end)  # one end only: what is at the other end is not ours to vouch for
     held["eventfd"] = os.eventfd(0)
+    held["memfd"] = os.memfd_create("cuda")
     identity = {name: (os.fstat(fd).st_dev, os.fstat(fd).st_ino) for name, fd in held.items()}
     if not threads_first:
         thread.start()

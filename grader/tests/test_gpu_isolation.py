@@ -48,8 +48,10 @@ def test_the_cuda_drivers_own_descriptors_are_kept_and_nothing_else():
         20: ("anon_inode:inotify", 0o600, R),
         21: ("/dev/nvidia-foo (deleted)", REG, RW),
         22: ("/dev/shm/nvidia0", REG, RW),
+        23: ("/memfd:cuda (deleted)", REG, RW),  # anonymous memory of its own
+        24: ("/tmp/memfd:cuda (deleted)", REG, RW),
     }
-    assert kept_descriptors(descriptors) == {4, 5, 6, 7, 8, 9, 10, 11, 12}
+    assert kept_descriptors(descriptors) == {4, 5, 6, 7, 8, 9, 10, 11, 12, 23}
     assert kept_descriptors({}) == set()
 
 
@@ -75,6 +77,7 @@ def test_isolation_keeps_the_nvidia_handles_and_moves_every_thread(tmp_path):
     # The driver's handles and process-local wakeups survive; everything else is closed.
     assert report["kept"] == [
         "eventfd",
+        "memfd",
         "nvidia-uvm",
         "nvidia0",
         "nvidiactl",
