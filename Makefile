@@ -50,10 +50,11 @@ verify-bank: setup
 # On a machine with a CUDA device (and a CUDA build of torch in the grader's venv): grade the
 # GPU-queue exercises and run the answers' `python cuda` blocks through the GPU queue's single-use
 # slots, nothing skipped. Exits non-zero, saying so, where no CUDA device is present.
+# VERIFY_GPU_ARGS="--slots 6" runs more slots side by side (every run starts a fresh interpreter).
 verify-gpu: setup
 	$(MANAGE) migrate --noinput
 	$(MANAGE) load_bank
-	GRADER_GPU_DEVICES=auto $(MANAGE) verify_gpu
+	GRADER_GPU_DEVICES=auto $(MANAGE) verify_gpu $(VERIFY_GPU_ARGS)
 
 clean:
 	rm -rf $(VENV) $(GRADER_VENV) db.sqlite3

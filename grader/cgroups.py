@@ -20,21 +20,29 @@ import time
 from dataclasses import dataclass
 
 _ROOT = "/sys/fs/cgroup"
+_SELF = "/proc/self/cgroup"
 _counter = itertools.count()
 CPU_SHARES = 1024  # the same weight for every run
 CPU_QUOTA_CORES = 1.0  # at most one core per run, whatever threads it starts
 
 
-def _own_dir(controller: str) -> str | None:
-    base = os.path.join(_ROOT, controller)
+def _own_dir(controller: str, root: str = _ROOT, self_cgroup: str = _SELF) -> str | None:
+    """This process's writable cgroup v1 directory for ``controller``, or None.
+
+    On a cgroup v2-only host /proc/self/cgroup has just the unified line ("0::/path"), which
+    names no controller, so every layer here reports inactive (and nothing under the unified
+    hierarchy is touched): the rlimits still apply, but a GPU slot (no RLIMIT_AS) then has no
+    memory bound at all. README.md says so under Known limits.
+    """
+    base = os.path.join(root, controller)
     try:
-        with open("/proc/self/cgroup") as f:
+        with open(self_cgroup) as f:
             for line in f:
                 _, controllers, path = line.rstrip("\n").split(":", 2)
                 if controller in controllers.split(","):
                     own = os.path.join(base, path.lstrip("/"))
                     return own if os.access(own, os.W_OK) else None
-    except OSError:
+    except (OSError, ValueError):
         return None
     return None
 
@@ -90,10 +98,10 @@ class ChildCgroup:
 class Cgroups:
     """Creates one memory+pids(+cpu) cgroup set per sandboxed child."""
 
-    def __init__(self) -> None:
-        self.memory_parent = _own_dir("memory")
-        self.pids_parent = _own_dir("pids")
-        self.cpu_parent = _own_dir("cpu")
+    def __init__(self, root: str = _ROOT, self_cgroup: str = _SELF) -> None:
+        self.memory_parent = _own_dir("memory", root, self_cgroup)
+        self.pids_parent = _own_dir("pids", root, self_cgroup)
+        self.cpu_parent = _own_dir("cpu", root, self_cgroup)
         self.prefix = f"quizbank-{os.getpid()}-"
         self.cpu_active = False  # probed on its own: memory and pids work without it
         self.active = self._probe()

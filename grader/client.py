@@ -83,6 +83,7 @@ class _Slot:
         self._log: IO[bytes] | None = None
         self.layers: dict[str, bool] = {}
         self.cuda = False  # whether its runs use a CUDA device (from the zygote's hello)
+        self.cuda_detail = ""  # the device, or why there is none
 
     @property
     def alive(self) -> bool:
@@ -114,7 +115,8 @@ class _Slot:
             self.kill()
             raise SandboxError(f"the grader did not start: {hello}")
         self.layers = dict(hello.get("layers", {}))
-        self.cuda = bool(hello.get("cuda"))
+        self.cuda = hello.get("cuda") is True
+        self.cuda_detail = str(hello.get("cuda_detail", ""))
         return hello
 
     def request(self, message: Mapping[str, Any], timeout: float) -> dict[str, Any]:
@@ -235,14 +237,28 @@ class SandboxPool:
 
     @property
     def cuda(self) -> bool:
-        """Whether this pool's runs use a CUDA device (a GPU pool on a machine with one)."""
+        """Whether this pool's runs use a CUDA device: a GPU pool whose single-use processes
+        initialised CUDA and ran a matmul on it (each zygote asks one before it says ready)."""
         return all(slot.cuda for slot in self._slots)
+
+    @property
+    def cuda_detail(self) -> str:
+        """The device the runs use, or why they have none (e.g. "torch 2.13.0+cpu ... is not a
+        CUDA build"), as the single-use processes reported it."""
+        return "; ".join(
+            dict.fromkeys(slot.cuda_detail for slot in self._slots if slot.cuda_detail)
+        )
 
     @property
     def layers(self) -> dict[str, bool]:
         """Health of the optional isolation layers: a layer is True only if every slot has it."""
         names = {name for slot in self._slots for name in slot.layers}
         return {name: all(slot.layers.get(name) for slot in self._slots) for name in names}
+
+    def log_tail(self, limit: int = 4000) -> str:
+        """The end of each zygote's own log (its stderr: why a sandbox failed to set up, what a
+        single-use process said at start), for operators; never shown to learners."""
+        return "\n".join(tail for slot in self._slots if (tail := slot.log_tail(limit).strip()))
 
     def grade(self, job: Mapping[str, Any]) -> dict[str, Any]:
         """Grade ``job`` (see README.md for its keys) and return the result; blocks until done."""

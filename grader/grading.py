@@ -70,15 +70,49 @@ class Grader:
     ) -> None:
         self.supervisor = supervisor
         self.kind = kind
-        # "none": the fake (empty) device list, GPU slots on the CPU with CUDA checks skipped.
-        self.gpu = kind == "gpu" and devices != "none"
+        self.devices = devices  # "none": the fake (empty) device list, CUDA checks skipped
         self.root = root
         self.prespawn = prespawn and kind == "gpu"
         self._cache: OrderedDict[str, verdict.Reference] = OrderedDict()
         self._wrong_cache: OrderedDict[str, list[report.Step]] = OrderedDict()
         self._spare: Run | None = None
         self.seeds = SeedRotation()
+        # Whether this slot's runs use a CUDA device, and what the runs said about it.
+        self.gpu = False
+        self.cuda_detail = "a CPU slot" if kind == "cpu" else ""
         self.refill()
+        if kind == "gpu":
+            self._probe_cuda()
+
+    def _probe_cuda(self) -> None:
+        """Learn from a single-use process whether CUDA really works for this slot's runs.
+
+        The zygote must never initialise CUDA itself (the fork server is forked from it, and
+        CUDA does not survive a fork), and "a GPU slot with devices=auto" says nothing about the
+        machine. A single-use process initialises CUDA anyway, as each run will, and says in its
+        "ready" frame whether that worked, before it has read any job. The process asked is the
+        spare the next job will use (or, without prespawning, one started only for this).
+        """
+        if self.devices == "none":
+            self.cuda_detail = "the device list is empty (GRADER_GPU_DEVICES=none)"
+            return
+        run, self._spare = self._spare, None
+        if run is None:
+            run = self.supervisor.spawn(mode="exec", memory_mb=limits.DEFAULT_MEMORY_MB)
+        ready = self.supervisor.wait_ready(run)
+        if ready is None:
+            printed = run.early_output.decode("utf-8", "replace")[-1000:]
+            print(f"a single-use process did not start:\n{printed}", file=sys.stderr, flush=True)
+            self.supervisor.discard(run)
+            self.cuda_detail = "a single-use process did not start (see the grader's log)"
+            return
+        self.gpu = ready.get("cuda") is True
+        detail = ready.get("cuda_detail")
+        self.cuda_detail = detail if isinstance(detail, str) else ""
+        if self.prespawn:
+            self._spare = run
+        else:
+            self.supervisor.discard(run)
 
     def refill(self) -> None:
         """Keep one single-use process importing torch while no job is waiting (GPU slots)."""
@@ -248,6 +282,12 @@ class Grader:
         outcome = self.supervisor.execute(
             run, payload, limits["time_limit"], wait_ready=mode == "exec"
         )
+        ready = outcome.frames[0] if outcome.frames else {}
+        if ready.get("kind") == "ready" and ready.get("cuda") is not self.gpu:
+            # CUDA worked for the first process and not for this one (or the reverse): say so
+            # in the log; the run itself skipped or ran its CUDA checks as it could.
+            detail = str(ready.get("cuda_detail"))[:500]
+            print(f"a single-use process has cuda={ready.get('cuda')}: {detail}", file=sys.stderr)
         if not _isolated(outcome):
             # Nothing of the job ran; what the process printed is the grader's own failure.
             print(f"sandbox setup failed:\n{outcome.output}", file=sys.stderr, flush=True)

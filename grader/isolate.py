@@ -9,12 +9,15 @@ seccomp filter. Any failure raises, and the caller exits without running the job
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import glob
 import os
 import resource
 import signal
+import stat
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from grader import cgroups, linux, seccomp
@@ -101,31 +104,132 @@ def mount_plan() -> MountPlan:
     return MountPlan(tuple(dirs), files, tuple(links))
 
 
-def isolate(limits: Limits, root_mountpoint: str) -> None:
-    """Apply every layer to the calling process. Must run as root; returns unprivileged."""
+_NAMESPACES = (
+    linux.CLONE_NEWNS
+    | linux.CLONE_NEWNET
+    | linux.CLONE_NEWIPC
+    | linux.CLONE_NEWUTS
+    | linux.CLONE_NEWCGROUP
+)
+
+
+_host_mount_namespace: int | None = None  # the one enter_namespaces() left
+
+
+def _mount_namespace() -> int:
+    return os.stat("/proc/self/ns/mnt").st_ino
+
+
+def enter_namespaces() -> None:
+    """Layer 4: new mount, network, IPC, UTS and cgroup namespaces, entered while the process
+    has one thread. isolate() does this itself unless it was done first.
+
+    Namespaces, and the root and working directories, belong to each thread: unshare() moves the
+    calling thread only, and a thread keeps those it was started with. A single-use GPU process
+    initialises CUDA, which starts the driver's helper threads, before it isolates itself; had
+    it unshared only then, those threads would stay in the host's mount and network namespaces
+    with the host's root as theirs, and /proc/self/task/<tid>/root would show the sandboxed code
+    the host's whole filesystem (same thread group: no ptrace check stops it). Entered first,
+    every thread started later is in these namespaces and shares one fs_struct (pthreads clone
+    with CLONE_FS), so isolate()'s pivot_root and chdir move them all.
+    """
+    global _host_mount_namespace
+    threads = len(os.listdir("/proc/self/task"))
+    if threads != 1:
+        raise RuntimeError(f"namespaces must be entered by a single thread, not {threads}")
+    _host_mount_namespace = _mount_namespace()
+    linux.unshare(_NAMESPACES)
+    # Nothing mounted from here on may propagate back to the host's mount table.
+    linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
+    linux.sethostname("sandbox")
+
+
+def isolate(limits: Limits, root_mountpoint: str, *, namespaces_entered: bool = False) -> None:
+    """Apply every layer to the calling process. Must run as root; returns unprivileged.
+
+    ``namespaces_entered``: enter_namespaces() ran before the process started any thread (a
+    single-use process does, before it imports torch); unsharing again now would move only this
+    thread (and give it an fs_struct of its own, which its pivot_root would then not share).
+    """
     seccomp.preload()
     if limits.cgroup_memory:
         cgroups.set_memory_limit(limits.cgroup_memory, limits.memory_mb * _MiB + 64 * _MiB)
-    linux.unshare(
-        linux.CLONE_NEWNS
-        | linux.CLONE_NEWNET
-        | linux.CLONE_NEWIPC
-        | linux.CLONE_NEWUTS
-        | linux.CLONE_NEWCGROUP
-    )
-    linux.sethostname("sandbox")
+    if not namespaces_entered:
+        enter_namespaces()
+    if _host_mount_namespace is None or _mount_namespace() == _host_mount_namespace:
+        # Still in the host's mount namespace: the new root would be the host's.
+        raise RuntimeError("isolation must run in namespaces of its own (enter_namespaces)")
+    # Chosen while the old root is still in place, so the paths read are the host's.
+    keep = kept_descriptors(open_descriptors()) if limits.gpu_devices else set()
     _enter_new_root(mount_plan(), root_mountpoint, limits.gpu_devices, limits.uid)
-    # Close before RLIMIT_NOFILE drops, so a descriptor above the new limit cannot survive.
-    os.closerange(RESULT_FD + 1, 1 << 30)
+    # Close before RLIMIT_NOFILE drops, so a descriptor above the new limit cannot survive (a
+    # kept one is one of the few the CUDA driver opened at start, far below the limit).
+    linux.close_fds_except(RESULT_FD, *keep)
     _set_rlimits(limits)
     _clear_environment()
     _drop_privileges(limits.uid)
     seccomp.install()
 
 
+# What a GPU slot keeps open through isolation besides fds 0-3 (see kept_descriptors).
+_NVIDIA_DEVICES = "/dev/nvidia"
+_PROCESS_LOCAL = ("anon_inode:[eventfd]", "anon_inode:[eventpoll]", "anon_inode:[timerfd]")
+
+
+def open_descriptors() -> dict[int, tuple[str, int, int]]:
+    """fd -> (what /proc/self/fd says it is, its st_mode, its access mode) for every descriptor
+    above RESULT_FD."""
+    found = {}
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd <= RESULT_FD:
+            continue
+        try:
+            found[fd] = (
+                os.readlink(f"/proc/self/fd/{fd}"),
+                os.fstat(fd).st_mode,
+                fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE,
+            )
+        except OSError:
+            continue  # closed meanwhile (the directory listing's own descriptor)
+    return found
+
+
+def kept_descriptors(descriptors: Mapping[int, tuple[str, int, int]]) -> set[int]:
+    """Of a GPU slot's descriptors above RESULT_FD, those it keeps through isolation: the CUDA
+    driver's own, which it opened while it initialised and must still have to run anything.
+
+    Kept: character devices opened at /dev/nvidia* (nvidiactl, nvidia<N>, nvidia-uvm, ...). They
+    grant nothing the sandbox does not have anyway: the same nodes are bound into its /dev for the
+    driver to open more of them (it opens one per memory mapping), and what a handle reaches is
+    this process's own GPU context, as the driver's per-client checks keep contexts apart. Also
+    kept: what names nothing outside this process, which the driver's event thread may be
+    polling or still using (closing one under it makes its poll spin on POLLNVAL, or watch
+    whatever the submission opens next under that number): an eventfd, epoll or timerfd, a
+    memfd, and a pipe with both ends here. Every descriptor above fd 3 was opened by this
+    process after its exec (the fork server closes the rest first), so none of these is shared
+    with another process.
+
+    Closed, as in every other sandbox: files and directories (a directory opened on the host is
+    a way out of the new root), sockets, every other device (/dev/null as well: the sandbox has
+    its own), pipes with an end elsewhere, and any other kind of descriptor.
+    """
+    ends: dict[str, set[int]] = {}
+    for target, _, access in descriptors.values():
+        if target.startswith("pipe:"):
+            ends.setdefault(target, set()).add(access)
+    both_ends = {target for target, modes in ends.items() if {os.O_RDONLY, os.O_WRONLY} <= modes}
+    return {
+        fd
+        for fd, (target, mode, _) in descriptors.items()
+        if (stat.S_ISCHR(mode) and target.startswith(_NVIDIA_DEVICES))
+        or target in _PROCESS_LOCAL
+        or (stat.S_ISREG(mode) and target.startswith("/memfd:"))
+        or (stat.S_ISFIFO(mode) and target in both_ends)
+    }
+
+
 def _enter_new_root(plan: MountPlan, root: str, gpu_devices: bool, uid: int) -> None:
-    # Nothing mounted from here on may propagate back to the host's mount table.
-    linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
     linux.mount("tmpfs", root, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=1m,mode=755")
 
     def bind(source: str, is_dir: bool = True, device: bool = False) -> None:

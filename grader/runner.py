@@ -29,17 +29,27 @@ MAX_MESSAGE = 2000
 EXIT_SETUP_FAILED = 70
 
 
-def serve(*, announce_ready: bool) -> NoReturn:
-    """Entry point of a sandboxed process whose fds are 0=job, 1 and 2=output, 3=results."""
+def serve(
+    *,
+    announce_ready: bool,
+    ready: dict[str, Any] | None = None,
+    namespaces_entered: bool = False,
+) -> NoReturn:
+    """Entry point of a sandboxed process whose fds are 0=job, 1 and 2=output, 3=results.
+
+    ``announce_ready`` (a fresh interpreter): say so, with ``ready``'s facts about itself, before
+    reading the job; the zygote trusts that frame, as only the grader's code has run so far.
+    ``namespaces_entered``: isolate.enter_namespaces() ran before any thread started.
+    """
     status = EXIT_SETUP_FAILED
     try:
         if announce_ready:
-            frames.write(RESULT_FD, {"kind": "ready"})
+            frames.write(RESULT_FD, {**(ready or {}), "kind": "ready"})
         payload = json.loads(_read_all(0))
         null = os.open("/dev/null", os.O_RDWR)
         os.dup2(null, 0)
         os.close(null)
-        isolate(Limits(**payload["limits"]), payload["root"])
+        isolate(Limits(**payload["limits"]), payload["root"], namespaces_entered=namespaces_entered)
         torch.set_num_threads(1)
         frames.write(RESULT_FD, {"kind": "isolated"})
         if payload.get("forbid"):

@@ -28,6 +28,7 @@ import ctypes.util
 import errno
 
 _ACT_ALLOW = 0x7FFF0000
+_ATTR_CTL_TSYNC = 4  # enum scmp_filter_attr: SCMP_FLTATR_CTL_TSYNC
 _CMP_NE = 1
 _CMP_EQ = 4
 _CMP_MASKED_EQ = 7
@@ -141,6 +142,7 @@ def _library() -> ctypes.CDLL:
         ctypes.c_uint,
         ctypes.POINTER(_ArgCmp),
     ]
+    lib.seccomp_attr_set.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32]
     lib.seccomp_load.argtypes = [ctypes.c_void_p]
     lib.seccomp_release.argtypes = [ctypes.c_void_p]
     return lib
@@ -190,6 +192,13 @@ def _load(default: int, rules: list[tuple[int, str, tuple[_ArgCmp, ...]]]) -> No
     if not ctx:
         raise OSError(errno.ENOMEM, "seccomp_init failed")
     try:
+        # A filter binds the calling thread only, unless it is synchronised to all of them (the
+        # kernel then sets no_new_privs on each too). A forked child has one thread, but a
+        # single-use GPU process already runs the CUDA driver's helper threads, which share its
+        # memory: unfiltered, code that hijacks one of them would have every syscall.
+        rc = lib.seccomp_attr_set(ctx, _ATTR_CTL_TSYNC, 1)
+        if rc < 0:
+            raise OSError(-rc, "seccomp: no thread synchronisation (TSYNC)")
         for action, name, cmps in rules:
             nr = lib.seccomp_syscall_resolve_name(name.encode())
             if nr < 0:  # not a syscall on this architecture (e.g. _sysctl on new kernels)

@@ -56,6 +56,9 @@ class Run:
     exit: Exit | None = None
     done: bool = False  # its verdict has been given; only the cleanup after its exit is left
     reader: frames.FrameReader = field(default_factory=frames.FrameReader)
+    # What it printed while starting, read by wait_ready (the job's output begins with it).
+    early_output: bytearray = field(default_factory=bytearray)
+    early_dropped: int = 0
 
 
 class Supervisor:
@@ -154,6 +157,61 @@ class Supervisor:
             seconds=time.monotonic() - watch.started,
         )
 
+    def wait_ready(self, run: Run, timeout: float = STARTUP_LIMIT) -> dict[str, Any] | None:
+        """Wait for a fresh interpreter's "ready" frame, before any job is written to it.
+
+        The frame comes from a process that has run only the grader's code so far (it reads its
+        job after this), so what it says of itself (whether CUDA works) can be trusted. Returns
+        the frame, or None if the process died, wrote something else, or took longer than
+        ``timeout``; the caller then discards the run.
+        """
+        if run.reader.frames:
+            return run.reader.frames[0] if run.reader.frames[0].get("kind") == "ready" else None
+        deadline = time.monotonic() + timeout
+        selector = selectors.DefaultSelector()
+        selector.register(self.server.sock, selectors.EVENT_READ)
+        for fd in (run.output_r, run.result_r):
+            selector.register(fd, selectors.EVENT_READ)
+        try:
+            while not run.reader.frames and run.exit is None:
+                left = deadline - time.monotonic()
+                events = selector.select(left) if left > 0 else []
+                if not events:
+                    return None
+                for key, _ in events:
+                    if key.fd == self.server.sock.fileno():
+                        self._receive()
+                        continue
+                    data = os.read(key.fd, 1 << 16)
+                    if not data:
+                        return None  # it closed its pipes: it is dying or dead
+                    if key.fd == run.output_r:
+                        keep = data[: max(OUTPUT_CAP - len(run.early_output), 0)]
+                        run.early_output += keep
+                        run.early_dropped += len(data) - len(keep)
+                    else:
+                        try:
+                            run.reader.feed(data)
+                        except frames.Malformed:
+                            return None
+        finally:
+            selector.close()
+        first = run.reader.frames[0] if run.reader.frames else None
+        return first if first is not None and first.get("kind") == "ready" else None
+
+    def discard(self, run: Run) -> None:
+        """Give up a run that was never given a job (see wait_ready): kill its namespace; its
+        exit and cgroup are collected with the others'."""
+        for fd in (run.job_w, run.output_r, run.result_r):
+            if fd >= 0:
+                os.close(fd)
+        run.job_w = run.output_r = run.result_r = -1
+        run.done = True
+        if run.exit is None:
+            self.server.kill(run.run_id)
+        else:
+            self._finish(run)
+
     def _kill(self, watch: _Watch) -> None:
         watch.killed_at = time.monotonic()
         self.server.kill(watch.run.run_id)
@@ -223,14 +281,15 @@ class _Watch:
     ) -> None:
         self.run = run
         self.time_limit = time_limit
-        self.waiting_for_ready = wait_ready
+        # A spare whose "ready" frame was read before the job (Supervisor.wait_ready) is ready.
+        self.waiting_for_ready = wait_ready and not run.reader.frames
         self.started = time.monotonic()
-        self.deadline = self.started + (STARTUP_LIMIT if wait_ready else time_limit)
+        self.deadline = self.started + (STARTUP_LIMIT if self.waiting_for_ready else time_limit)
         self.pending = memoryview(json.dumps(payload).encode())
         os.set_blocking(run.job_w, False)
         self.open = {run.output_r, run.result_r}
-        self.output = bytearray()
-        self.dropped = 0
+        self.output = bytearray(run.early_output)
+        self.dropped = run.early_dropped
         self.malformed: str | None = None
         self.killed_at: float | None = None
         self.timed_out = False

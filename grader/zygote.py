@@ -101,7 +101,13 @@ def main(argv: list[str] | None = None) -> None:
     def layers() -> dict[str, bool]:
         return {"cgroups": cgroups.active, "cpu": cgroups.cpu_active, "root": root.healthy}
 
-    hello = {"ready": True, "pid": os.getpid(), "layers": layers(), "cuda": grader.gpu}
+    hello = {
+        "ready": True,
+        "pid": os.getpid(),
+        "layers": layers(),
+        "cuda": grader.gpu,
+        "cuda_detail": grader.cuda_detail,
+    }
     _send(responses, hello)
     try:
         for line in requests:

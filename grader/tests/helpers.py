@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import subprocess
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -52,3 +53,12 @@ def assert_still_grading(pool: SandboxPool) -> None:
     assert wrong["status"] == "failed", wrong
     failing = [c["name"] for c in wrong["checks"] if c["status"] == "failed"]
     assert failing == ["leaves a zero row at zero"]
+
+
+def grader_torch_has_cuda(python: str | os.PathLike[str] = GRADER_PYTHON) -> bool:
+    """What the grader's torch says in a throwaway process (CUDA initialised there, not here)."""
+    probe = "import torch; print(torch.cuda.is_available())"
+    out = subprocess.run(
+        [os.fspath(python), "-c", probe], capture_output=True, text=True, check=True, env={}
+    )
+    return out.stdout.strip() == "True"

@@ -12,13 +12,22 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from grader import SandboxPool
-from grader.tests.helpers import GRADER_PYTHON, exercise_job, probe_job
+from grader.tests.helpers import GRADER_PYTHON, exercise_job, grader_torch_has_cuda, probe_job
 
 
 @pytest.fixture(scope="module")
 def gpu_pool() -> Iterator[SandboxPool]:
     with SandboxPool(GRADER_PYTHON, slots=1, kind="gpu") as pool:
         yield pool
+
+
+def test_a_gpu_pool_says_whether_its_runs_really_have_cuda(gpu_pool):
+    """devices="auto" is no promise: the pool asks a single-use process, which initialises CUDA
+    as every run does, and says why not where it cannot (the zygote itself never does)."""
+    assert gpu_pool.cuda is grader_torch_has_cuda()
+    assert gpu_pool.cuda_detail
+    if not gpu_pool.cuda:
+        assert "not a CUDA build" in gpu_pool.cuda_detail or "no usable" in gpu_pool.cuda_detail
 
 
 def test_a_single_use_process_grades_like_a_forked_one(gpu_pool):
@@ -98,6 +107,7 @@ def test_the_single_use_slot_lifecycle_runs_without_cuda():
     with SandboxPool(GRADER_PYTHON, slots=1, kind="gpu", devices="none") as pool:
         zygote = pool._slots[0].process.pid
         assert pool.cuda is False
+        assert pool.cuda_detail == "the device list is empty (GRADER_GPU_DEVICES=none)"
         wait_for(lambda: len(single_use_processes(zygote)) == 1, "a spare process to spawn")
         (spare,) = single_use_processes(zygote)
         for _ in range(2):
@@ -115,3 +125,36 @@ def test_the_single_use_slot_lifecycle_runs_without_cuda():
     assert not os.path.exists(f"/proc/{zygote}")
     # the spare dies with its PID namespace (its init goes with the zygote), and is reaped
     wait_for(lambda: not os.path.exists(f"/proc/{spare}"), "no leftover process", 10)
+
+
+def test_a_single_use_process_is_isolated_like_a_forked_one(gpu_pool):
+    """Its namespaces are entered before torch starts (single_use.py); the sandbox is the same."""
+    result = gpu_pool.grade(
+        probe_job("""
+        import os, socket
+        def probe():
+            if os.getpid() != 2 or os.path.exists("/home") or os.getuid() < 0x40000000:
+                return "not in the sandbox"
+            if os.uname().nodename != "sandbox" or os.path.exists("/sys"):
+                return "the host's name or /sys"
+            for task in os.listdir("/proc/self/task"):
+                if sorted(os.listdir(f"/proc/self/task/{task}/root")) != sorted(os.listdir("/")):
+                    return f"thread {task} sees another root"
+            try:
+                socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            except PermissionError:
+                return "blocked"
+            return "made a socket"
+        """)
+    )
+    assert result["status"] == "passed", result
+
+
+def test_without_prespawning_the_process_asked_about_cuda_does_not_stay():
+    with SandboxPool(GRADER_PYTHON, slots=1, kind="gpu", prespawn=False) as pool:
+        zygote = pool._slots[0].process.pid
+        assert pool.cuda is grader_torch_has_cuda()
+        wait_for(lambda: not single_use_processes(zygote), "the asked process to go", 10)
+        result = pool.grade(exercise_job("normalize-rows", "solution.py"))
+        assert result["status"] == "passed", result
+        wait_for(lambda: not single_use_processes(zygote), "no process kept warm", 10)

@@ -42,6 +42,13 @@ def test_the_zygote_is_a_fresh_process_with_an_empty_environment(own_pool):
     assert len(os.listdir(f"/proc/{pid}/fd")) <= 7
 
 
+def test_the_pools_log_is_what_its_zygotes_wrote_to_stderr(own_pool):
+    marker = "a line on the zygote's stderr"
+    with open(f"/proc/{zygote_pid(own_pool)}/fd/2", "a") as stderr:
+        stderr.write(marker + "\n")
+    assert own_pool.log_tail().endswith(marker)
+
+
 def test_a_zygote_killed_during_a_job_is_replaced_and_the_job_retried(own_pool):
     # An infrastructure failure is not the learner's verdict: the job runs again on a new zygote.
     old = zygote_pid(own_pool)

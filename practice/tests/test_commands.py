@@ -106,3 +106,12 @@ def test_verify_bank_fails_an_answer_whose_code_raises(good, capsys):
     captured = capsys.readouterr()
     assert "double-it: answer.md line 1:" in captured.err and "AssertionError" in captured.err
     assert "skipped blocks: 1 cuda" in captured.out
+
+
+def test_verify_bank_fails_an_answer_block_the_sandbox_cannot_run(good, capsys):
+    good.question.answer = ANSWER + "\n```python cuda\nimport triton\n```\n"
+    good.question.save()
+    with pytest.raises(SystemExit):
+        call_command("verify_bank", "double-it")
+    err = capsys.readouterr().err
+    assert "double-it: answer.md line 8: imports triton" in err and "`norun`" in err

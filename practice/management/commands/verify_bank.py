@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from grader import verification
+from grader.limits import MAX_TIME_LIMIT
 from practice import grader_client
 from quizbank.bank.blocks import python_blocks
 from quizbank.bank.standard import standard_problems
@@ -69,13 +70,17 @@ class Command(BaseCommand):
     def run_answer(self, question: Question, outcome: Outcome) -> None:
         runnable = []
         for block in python_blocks(question.answer):
+            if block.sandbox_problem:
+                outcome.problems.append(f"answer.md line {block.line}: {block.sandbox_problem}")
             if block.skip_reason:
                 outcome.skipped[block.skip_reason] = outcome.skipped.get(block.skip_reason, 0) + 1
             else:
                 runnable.append(block)
         if not runnable:
             return
-        result = grader_client.sandbox_pool("cpu").run_snippets([b.code for b in runnable], 60.0)
+        result = grader_client.sandbox_pool("cpu").run_snippets(
+            [b.code for b in runnable], MAX_TIME_LIMIT
+        )
         for block, block_result in zip(runnable, result.get("blocks", []), strict=False):
             if block_result.get("status") == "passed":
                 outcome.blocks_run += 1
