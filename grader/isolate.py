@@ -142,6 +142,12 @@ def enter_namespaces() -> None:
     # Nothing mounted from here on may propagate back to the host's mount table.
     linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
     linux.sethostname("sandbox")
+    # The process is pid 2 of a PID namespace of its own (the fork server's), but /proc is still
+    # the host's, where its pid is another: the CUDA driver then fails to initialise ("error 304:
+    # OS call failed", seen on an H100; `unshare --pid --fork` alone fails the same way, with
+    # --mount-proc it works). A proc of its own PID namespace, in its own mount namespace, shows
+    # it less of the host than before, not more.
+    linux.mount("proc", "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC)
 
 
 def isolate(limits: Limits, root_mountpoint: str, *, namespaces_entered: bool = False) -> None:
