@@ -68,6 +68,10 @@ class Tags:
     def choices(self) -> list[tuple[str, str]]:
         return list(self.names.items())
 
+    def ids_of(self, slugs: list[str]) -> list[int]:
+        wanted = set(slugs)
+        return [pk for pk, slug in self.slugs.items() if slug in wanted]
+
     def slugs_of(self, ids: str | None) -> list[str]:
         """The slugs of `ids` ("4,1", as a row's tag ids read), in display order."""
         wanted = {int(i) for i in ids.split(",")} if ids else set()
