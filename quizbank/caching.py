@@ -72,9 +72,11 @@ class Tags:
         wanted = set(slugs)
         return [pk for pk, slug in self.slugs.items() if slug in wanted]
 
-    def slugs_of(self, ids: str | None) -> list[str]:
-        """The slugs of `ids` ("4,1", as a row's tag ids read), in display order."""
-        wanted = {int(i) for i in ids.split(",")} if ids else set()
+    def slugs_of(self, ids: list[int] | str | None) -> list[str]:
+        """The slugs of a row's tag ids (a list, or the text "4,1"), in display order."""
+        if isinstance(ids, str):
+            ids = [int(i) for i in ids.split(",")]
+        wanted = set(ids or ())
         return [slug for pk, slug in self.slugs.items() if pk in wanted]
 
 

@@ -3,18 +3,7 @@ import hashlib
 import json
 from typing import Any
 
-from django.db.models import (
-    Count,
-    OuterRef,
-    Prefetch,
-    Q,
-    QuerySet,
-    StringAgg,
-    Subquery,
-    TextField,
-    Value,
-)
-from django.db.models.functions import Cast
+from django.db.models import Count, Prefetch, Q, QuerySet
 from django.http import Http404
 
 from accounts.models import Visitor
@@ -22,6 +11,7 @@ from accounts.models import Visitor
 from .caching import bank_fact_get, bank_fact_set, bank_version
 from .filters import QuestionFilter
 from .models import Application, Exercise, Question, QuickCheck, Topic
+from .tagging import tag_ids
 
 # A list row shows none of the long text; leaving it out keeps list queries narrow.
 LIST_DEFERRED = ["prompt", "answer", "why_asked", "concepts", "search_vector", "answer_vector"]
@@ -34,26 +24,13 @@ def question_list(*, user: Visitor) -> QuerySet[Question]:
 
 def question_rows(*, user: Visitor) -> QuerySet[Question]:
     """Questions the user may see as the API lists them, in one query: each row carries the ids
-    of its topics and applications (`topic_ids`, `application_ids`, as "4,1"), which
+    of its topics and applications (`topic_ids`, `application_ids`; quizbank/tagging.py), which
     `caching.bank_tags` reads as slugs, instead of a prefetch query for each."""
     return (
         Question.objects.visible_to(user)
         .select_related("primary_topic")
         .defer(*LIST_DEFERRED)
-        .annotate(topic_ids=_tag_ids("topics"), application_ids=_tag_ids("applications"))
-    )
-
-
-def _tag_ids(name: str) -> Subquery:
-    field = Question._meta.get_field(name)
-    through = field.remote_field.through  # type: ignore[union-attr]
-    column = f"{field.m2m_reverse_field_name()}_id"  # type: ignore[union-attr]
-    return Subquery(
-        through.objects.filter(question_id=OuterRef("pk"))
-        .order_by()
-        .values("question_id")
-        .annotate(ids=StringAgg(Cast(column, TextField()), Value(",")))
-        .values("ids")
+        .annotate(topic_ids=tag_ids("topics"), application_ids=tag_ids("applications"))
     )
 
 
