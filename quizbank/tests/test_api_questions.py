@@ -235,3 +235,29 @@ def test_the_detail_runs_a_fixed_number_of_queries(api, django_assert_num_querie
     with django_assert_num_queries(5):
         body = api.get("/api/questions/counted/").json()
     assert body["prompt"] and body["answer"] and len(body["hints"]) == 3
+
+
+def test_a_request_reads_the_bank_version_once_and_sees_a_change_at_the_next(api, settings):
+    from django.core.cache import cache
+
+    from quizbank.caching import BANK_VERSION_KEY
+
+    reads = []
+    real_get = cache.get
+
+    def counting_get(key, *args, **kwargs):
+        reads.append(key)
+        return real_get(key, *args, **kwargs)
+
+    QuestionFactory(slug="first", primary_topic=TopicFactory(slug="old"))
+    api.get("/api/questions/?topic=old")  # fills the taxonomy for this version
+    cache.get = counting_get
+    try:
+        api.get("/api/questions/?topic=old&page=1")
+        body = api.get("/api/questions/?topic=old").json()
+    finally:
+        cache.get = real_get
+    assert reads.count(BANK_VERSION_KEY) == 2  # once per request
+    assert body["results"][0]["topics"] == ["old"]
+    TopicFactory(slug="new")  # a write outside any request moves the version on
+    assert api.get("/api/questions/?topic=new").status_code == 200
