@@ -50,11 +50,16 @@ CREATE TRIGGER %(kind)s_ids_on_update AFTER UPDATE ON %(table)s
 
 COLUMN = r"""
 ALTER TABLE quizbank_question ADD COLUMN %(kind)s_ids int[] NOT NULL DEFAULT '{}';
+CREATE INDEX quizbank_question_%(kind)s_ids_gin ON quizbank_question
+  USING gin (%(kind)s_ids gin__int_ops);
+"""
+
+# Last, after every change to the table's definition: the update queues the foreign keys'
+# deferred checks, and PostgreSQL refuses DDL on a table with pending trigger events.
+FILL = r"""
 UPDATE quizbank_question q
    SET %(kind)s_ids = ARRAY(SELECT l.%(kind)s_id::int FROM %(table)s l
                             WHERE l.question_id = q.id ORDER BY 1);
-CREATE INDEX quizbank_question_%(kind)s_ids_gin ON quizbank_question
-  USING gin (%(kind)s_ids gin__int_ops);
 """
 
 DROP = r"""
@@ -70,8 +75,9 @@ ALTER TABLE quizbank_question DROP COLUMN IF EXISTS %(kind)s_ids;
 def forwards(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
         for table, kind in LINKS:
-            values = {"table": table, "kind": kind}
-            schema_editor.execute((COLUMN + SYNC + TRIGGERS) % values)
+            schema_editor.execute((COLUMN + SYNC + TRIGGERS) % {"table": table, "kind": kind})
+        for table, kind in LINKS:
+            schema_editor.execute(FILL % {"table": table, "kind": kind})
 
 
 def backwards(apps, schema_editor):

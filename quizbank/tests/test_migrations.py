@@ -1,0 +1,44 @@
+"""Migrations that move data run on a database that holds some (a fresh test database does not)."""
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="the tag arrays are PostgreSQL's"),
+]
+
+
+def test_the_tag_arrays_are_filled_from_the_links_a_bank_already_has():
+    executor = MigrationExecutor(connection)
+    latest = executor.loader.graph.leaf_nodes("quizbank")
+    executor.migrate([("quizbank", "0008_title_trigrams")])
+    try:
+        apps = executor.loader.project_state([("quizbank", "0008_title_trigrams")]).apps
+        Topic, Question = (
+            apps.get_model("quizbank", "Topic"),
+            apps.get_model("quizbank", "Question"),
+        )
+        Application = apps.get_model("quizbank", "Application")
+        topic, other = Topic.objects.create(slug="t"), Topic.objects.create(slug="u")
+        application = Application.objects.create(slug="a")
+        question = Question.objects.create(
+            slug="q",
+            title="Q",
+            prompt="",
+            answer="",
+            why_asked="",
+            difficulty="easy",
+            primary_topic=topic,
+        )
+        question.topics.add(topic, other)
+        question.applications.add(application)
+        executor = MigrationExecutor(connection)
+        executor.migrate(latest)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT topic_ids, application_ids FROM quizbank_question")
+            assert cursor.fetchall() == [(sorted([topic.pk, other.pk]), [application.pk])]
+    finally:
+        call_command("migrate", verbosity=0)
