@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -41,7 +42,7 @@ class QuestionListSerializer(serializers.ModelSerializer):
     primary_topic: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
         read_only=True, slug_field="slug"
     )
-    url = serializers.HyperlinkedIdentityField(view_name="api:question-detail", lookup_field="slug")
+    url = serializers.SerializerMethodField(help_text="The question's own URL in this API.")
     title_html = serializers.SerializerMethodField(
         help_text="The title as safe HTML, the words of `search` in <mark>."
     )
@@ -80,6 +81,17 @@ class QuestionListSerializer(serializers.ModelSerializer):
         if model not in read:
             read[model] = bank_tags(model)
         return read[model]
+
+    @extend_schema_field(serializers.URLField())
+    def get_url(self, question: Question) -> str:
+        # One reverse() a response, not one a row: a slug is URL-safe as it is.
+        base = self.__dict__.get("_question_url")
+        if base is None:
+            path = reverse("api:question-detail", kwargs={"slug": "-"})
+            request = self.context.get("request")
+            base = request.build_absolute_uri(path) if request is not None else path
+            base = self.__dict__["_question_url"] = base.removesuffix("-/")
+        return f"{base}{question.slug}/"
 
     def get_title_html(self, question: Question) -> str:
         return question_search_fields(question)["title_html"]

@@ -174,10 +174,11 @@ def search_terms(text: str) -> list[Term]:
     words_left = set(words) if not terms and all(w in STOP_WORDS for w in words) else set[str]()
     groups = synonym_groups()
     longest = max((len(p.split()) for p in groups), default=1)
+    keyed = [american(singular(word)) for word in words]  # synonym_key, a word at a time
     i = 0
     while i < len(words):
         for size in range(min(longest, len(words) - i), 0, -1):
-            phrase = synonym_key(" ".join(words[i : i + size]))
+            phrase = " ".join(keyed[i : i + size])
             if phrase in groups:
                 terms.append(Term(list(groups[phrase]), weight=NAME_WEIGHT))
                 i += size

@@ -261,3 +261,10 @@ def test_a_request_reads_the_bank_version_once_and_sees_a_change_at_the_next(api
     assert body["results"][0]["topics"] == ["old"]
     TopicFactory(slug="new")  # a write outside any request moves the version on
     assert api.get("/api/questions/?topic=new").status_code == 200
+
+
+def test_each_row_links_to_its_own_question(api, catalogue):
+    rows = api.get("/api/questions/").json()["results"]
+    for row in rows:
+        assert row["url"] == f"http://testserver/api/questions/{row['slug']}/"
+        assert api.get(row["url"]).json()["slug"] == row["slug"]
