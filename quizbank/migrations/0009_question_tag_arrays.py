@@ -13,12 +13,14 @@ from django.db import migrations
 
 LINKS = (("quizbank_question_topics", "topic"), ("quizbank_question_applications", "application"))
 
+# A question's ids of one kind, as its links hold them.
+IDS = "ARRAY(SELECT l.%(kind)s_id::int FROM %(table)s l WHERE l.question_id = q.id ORDER BY 1)"
+
 SYNC = r"""
 CREATE OR REPLACE FUNCTION quizbank_question_%(kind)s_ids_sync() RETURNS trigger AS $$
 BEGIN
   UPDATE quizbank_question q
-     SET %(kind)s_ids = ARRAY(SELECT l.%(kind)s_id::int FROM %(table)s l
-                              WHERE l.question_id = q.id ORDER BY 1)
+     SET %(kind)s_ids = %(ids)s
    WHERE q.id IN (SELECT question_id FROM changed);
   RETURN NULL;
 END
@@ -31,8 +33,7 @@ TRIGGERS = r"""
 CREATE OR REPLACE FUNCTION quizbank_question_%(kind)s_ids_sync_update() RETURNS trigger AS $$
 BEGIN
   UPDATE quizbank_question q
-     SET %(kind)s_ids = ARRAY(SELECT l.%(kind)s_id::int FROM %(table)s l
-                              WHERE l.question_id = q.id ORDER BY 1)
+     SET %(kind)s_ids = %(ids)s
    WHERE q.id IN (SELECT question_id FROM changed UNION SELECT question_id FROM was);
   RETURN NULL;
 END
@@ -58,8 +59,7 @@ CREATE INDEX quizbank_question_%(kind)s_ids_gin ON quizbank_question
 # deferred checks, and PostgreSQL refuses DDL on a table with pending trigger events.
 FILL = r"""
 UPDATE quizbank_question q
-   SET %(kind)s_ids = ARRAY(SELECT l.%(kind)s_id::int FROM %(table)s l
-                            WHERE l.question_id = q.id ORDER BY 1);
+   SET %(kind)s_ids = %(ids)s;
 """
 
 DROP = r"""
@@ -75,9 +75,11 @@ ALTER TABLE quizbank_question DROP COLUMN IF EXISTS %(kind)s_ids;
 def forwards(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
         for table, kind in LINKS:
-            schema_editor.execute((COLUMN + SYNC + TRIGGERS) % {"table": table, "kind": kind})
+            values = {"table": table, "kind": kind}
+            schema_editor.execute((COLUMN + SYNC + TRIGGERS) % {**values, "ids": IDS % values})
         for table, kind in LINKS:
-            schema_editor.execute(FILL % {"table": table, "kind": kind})
+            values = {"table": table, "kind": kind}
+            schema_editor.execute(FILL % {**values, "ids": IDS % values})
 
 
 def backwards(apps, schema_editor):

@@ -40,7 +40,6 @@ TYPO_SIMILARITY = 0.3
 MAX_COMPOUND = 24
 # A tsquery as PostgreSQL prints one from plain words: quoted lexemes joined by phrase operators.
 LEXEME = r"'[a-z0-9]+(?:-[a-z0-9]+)*'"
-LEXEME_IN = re.compile(r"'([a-z0-9-]+)'")
 TSQUERY_RE = re.compile(rf"{LEXEME}(?: <(?:-|\d+)> {LEXEME})*")
 # Past this many sets of terms the candidates' tsquery is "any term", and the coverage is checked
 # row by row instead (a 12-word pasted question: 792 sets).
@@ -128,8 +127,8 @@ def prepare(terms: list[Term]) -> None:
             terms[n].unused = foreign and bool(unused) and (first or terms[n].unused)
             if fixed:
                 # Lexemes are stems ("reduc"), which highlight.py marks as word prefixes.
-                parts = re.findall(r"[a-z0-9]+", " ".join(LEXEME_IN.findall(fixed)))
-                terms[n].marks += [w for w in parts if len(w) >= 4]
+                # (Operators' digits, as in <2>, are shorter than any word kept.)
+                terms[n].marks += [w for w in re.findall(r"[a-z0-9]+", fixed) if len(w) >= 4]
             for tsquery in (query, fixed):
                 # Built from [a-z0-9-] words, so always this shape; checked anyway, as it is
                 # pasted into a raw tsquery below.
