@@ -173,7 +173,7 @@ def _compile_check(
         wanted: list[tuple[str, Any]] = []
         codes = []
         for source, filename, mode in sources:
-            tree = ast.parse(source, filename, mode)
+            tree: Any = ast.parse(source, filename, mode)
             if handles is not None:
                 tree = handles.bind(tree, helpers, wanted)
             codes.append(compile(tree, filename, mode))

@@ -336,12 +336,14 @@ class Handles:
                 return getattr(receiver, name)(*args, **kwargs)
 
         def handle(*args: Any, **kwargs: Any) -> Any:
-            frame = sys._getframe(1)
+            frame: types.FrameType | None = sys._getframe(1)
             while frame is not None and _library(frame) and frame.f_code not in codes:
                 frame = frame.f_back
-            if frame is None or frame.f_code not in codes:
-                caller = frame.f_code.co_filename if frame is not None else ""
-                rules.forbid(rule, frame.f_lineno if caller == "submission.py" else None)
+            if frame is None:
+                rules.forbid(rule, None)
+            if frame.f_code not in codes:
+                learner = frame.f_code.co_filename == "submission.py"
+                rules.forbid(rule, frame.f_lineno if learner else None)
             return original(*args, **kwargs)
 
         rules.vetted.add(handle.__code__)

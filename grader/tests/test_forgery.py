@@ -121,7 +121,9 @@ def test_a_copy_compiled_from_torchs_own_source_is_still_caught(pool):
     # The module's loader gives torch's source; compiled under torch's file name, the copy's
     # inner calls came from a file the trap trusted: 18 of 18 on main.
     # Wrapped by the learner (the contract takes an int shape, torch's function a list).
-    wrapped = COPY + """
+    wrapped = (
+        COPY
+        + """
     def _shape(shape):
         return (shape,) if isinstance(shape, int) else tuple(shape)
     def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -129,13 +131,17 @@ def test_a_copy_compiled_from_torchs_own_source_is_still_caught(pool):
     def rms_norm(x, normalized_shape, weight=None, eps=None):
         return _ns["rms_" + "norm"](x, _shape(normalized_shape), weight, eps)
     """
+    )
     result = pool.grade(bank_job("layernorm-and-rmsnorm", wrapped))
     assert_rejected(result, "_norm")
     # The copy bound to the learner's name and called by the check itself.
-    bound = COPY + """
+    bound = (
+        COPY
+        + """
     layer_norm = _ns["layer_" + "norm"]
     rms_norm = _ns["rms_" + "norm"]
     """
+    )
     result = pool.grade(bank_job("layernorm-and-rmsnorm", bound))
     assert_rejected(result, "_norm")
     assert_still_grading(pool)
