@@ -186,7 +186,7 @@ def install(*, allow_memfd: bool = False) -> None:
     # filter; the kernel applies the strictest verdict of all the filters.
     # The request is an unsigned int: compare its low 32 bits, as the kernel reads it.
     # fcntl's lock commands go in the same first filter, for the same reason.
-    first = [
+    first: list[tuple[int, str, tuple[_ArgCmp, ...]]] = [
         (eperm, "ioctl", (_ArgCmp(1, _CMP_MASKED_EQ, 0xFFFFFFFF, request),))
         for request in (_TIOCSTI, _TIOCLINUX)
     ]
