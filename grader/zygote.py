@@ -108,7 +108,14 @@ def main(argv: list[str] | None = None) -> None:
     )
 
     def layers() -> dict[str, bool]:
-        return {"cgroups": cgroups.active, "cpu": cgroups.cpu_active, "root": root.healthy}
+        return {
+            "cgroups": cgroups.active,
+            "cpu": cgroups.cpu_active,
+            "root": root.healthy,
+            # Whether runs have a memory bound at all: a CPU slot's RLIMIT_AS (with memfds
+            # refused and every tmpfs capped) holds without cgroups; a GPU slot has none then.
+            "memory": cgroups.active or args.kind == "cpu",
+        }
 
     hello = {
         "ready": True,
@@ -143,6 +150,7 @@ def main(argv: list[str] | None = None) -> None:
             grader.refill()
     finally:
         root.remove()
+        cgroups.close()
 
 
 class MountPoint:
