@@ -173,10 +173,11 @@ def _compile_check(
         wanted: list[tuple[str, Any]] = []
         codes = []
         for source, filename, mode in sources:
-            tree: Any = ast.parse(source, filename, mode)
-            if handles is not None:
-                tree = handles.bind(tree, helpers, wanted)
-            codes.append(compile(tree, filename, mode))
+            if handles is None or not handles.needed(source):
+                codes.append(compile(source, filename, mode))
+                continue
+            tree = handles.bind(ast.parse(source, filename, mode), helpers, wanted)
+            codes.append(compile(tree, filename, mode))  # type: ignore[call-overload]
         bound = handles.make(wanted, _nested(codes)) if handles is not None else {}
         return codes[0], codes[1:], bound
     except BaseException as error:

@@ -250,6 +250,12 @@ class Handles:
         self._functions: dict[int, tuple[Callable[..., Any], str]] = {}  # trap id -> original
         self._classes: dict[int, str] = {}  # id of a forbidden class -> its rule
         self._methods: dict[str, tuple[Callable[..., Any], Callable[..., Any], str]] = {}
+        # Every attribute name a forbidden callable is held under: a check whose source names
+        # none of them needs no handle, and is compiled as it is (rewriting costs milliseconds).
+        self.names: set[str] = set()
+
+    def needed(self, source: str) -> bool:
+        return any(name in source for name in self.names)
 
     def _add_function(self, trap: Callable[..., Any], original: Callable[..., Any], rule: str):
         self._functions[id(trap)] = (original, rule)
@@ -260,10 +266,10 @@ class Handles:
         """``tree`` (a check's code or compare expression) with handles' names in place; what
         ``make`` is to bind to those names is appended to ``wanted``."""
 
-        def name_for(kind: str, what: Any) -> ast.Name:
+        def name_for(kind: str, what: Any, where: ast.AST) -> ast.Name:
             name = f"__forbidden_{len(wanted)}"
             wanted.append((kind, what))
-            return ast.Name(id=name, ctx=ast.Load())
+            return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), where)
 
         def resolve(node: ast.AST) -> Any:
             try:
@@ -290,14 +296,14 @@ class Handles:
                 func = node.func
                 target = resolve(func) if isinstance(func, ast.Attribute | ast.Name) else None
                 if isinstance(target, type) and id(target) in handles._classes:
-                    node.func = name_for("class", target)
+                    node.func = name_for("class", target, func)
                 elif (
                     target is None
                     and isinstance(func, ast.Attribute)
                     and func.attr in handles._methods
                 ):
                     receiver = self.visit(func.value)
-                    node.func = name_for("method", func.attr)
+                    node.func = name_for("method", func.attr, func)
                     node.args = [receiver, *node.args]
                     node.args[1:] = [self.visit(arg) for arg in node.args[1:]]
                     node.keywords = [self.visit(keyword) for keyword in node.keywords]
@@ -306,10 +312,10 @@ class Handles:
 
             def visit_Attribute(self, node: ast.Attribute) -> ast.AST:  # noqa: N802
                 if isinstance(node.ctx, ast.Load) and id(resolve(node)) in handles._functions:
-                    return ast.copy_location(name_for("function", resolve(node)), node)
+                    return name_for("function", resolve(node), node)
                 return self.generic_visit(node)
 
-        return ast.fix_missing_locations(Rewrite().visit(tree))
+        return Rewrite().visit(tree)  # every new node has its location: none to fix
 
     def make(
         self, wanted: list[tuple[str, Any]], codes: set[types.CodeType]
@@ -358,6 +364,7 @@ def arm(rules: list[str], fd: int) -> tuple[list[str], Handles]:
     replace: dict[int, Callable[..., Any]] = {}  # id of a forbidden object -> its trap
     originals: list[Any] = []  # alive until arm returns (the traps' closures keep them after)
     armed: list[str] = []
+    members_seen: list[Any] = []
     tensor_methods: dict[str, Callable[..., Any]] = {}
     base_methods: dict[str, Callable[..., Any]] = {}
     for rule in rules:
@@ -376,6 +383,7 @@ def arm(rules: list[str], fd: int) -> tuple[list[str], Handles]:
         else:
             members = [obj]
         for member in members:
+            members_seen.append(member)
             if isinstance(member, type):
                 init = member.__dict__.get("__init__")
                 if init is not None and id(init) not in replace:
@@ -419,8 +427,11 @@ def arm(rules: list[str], fd: int) -> tuple[list[str], Handles]:
         armed.append(rule)
     if not _INDEX:
         index()
+    handles.names |= {rule.rpartition(".")[2] for rule in rules} | set(handles._methods)
+    handles.names |= {key for cls in members_seen for module_name, key in _INDEX.get(id(cls), ())}
     for obj in originals:
         for module_name, key in _INDEX.get(id(obj), ()):
+            handles.names.add(key)
             namespace = getattr(sys.modules.get(module_name), "__dict__", None)
             if isinstance(namespace, dict) and namespace.get(key) is obj:
                 namespace[key] = replace[id(obj)]
