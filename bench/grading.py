@@ -12,7 +12,12 @@
       reference, two slots per core); then a mix of many learners' submissions, one in ten
       sleeping, posted at once: time to drain it and POST -> verdict.
 
+  (f) --before REF: the pool's p50 on the code at git REF and on this tree, side by side in one
+      run (rounds alternate which goes first), for a plain job and for a bank exercise with
+      forbid rules (traps armed, check handles bound); nothing else runs.
+
     .venv/bin/python bench/grading.py [-n 40] [--cold 8] [--burst 100] [--only-fairness]
+        [--before main [--rounds 4]]
         [--slow 10] [--others 5] [--each 4] [--gap 0.2] [--mixed-users 10] [--mixed-each 10]
         [--database-url postgres://postgres@127.0.0.1:5432/quizbank_bench_grading]
         [--redis-url redis://127.0.0.1:6379/14]
@@ -112,11 +117,16 @@ def main() -> None:
     parser.add_argument("--gap", type=float, default=0.2, help="(e): seconds between their posts")
     parser.add_argument("--mixed-users", type=int, default=10, help="(e): learners in the mix")
     parser.add_argument("--mixed-each", type=int, default=10, help="(e): submissions each")
+    parser.add_argument("--before", help="(f): a git ref to compare the pool's p50 with")
+    parser.add_argument("--rounds", type=int, default=4, help="(f): alternating rounds")
     args = parser.parse_args()
 
     from grader import SandboxPool
 
     python = os.environ.get("GRADER_PYTHON", str(ROOT / ".venv-grader" / "bin" / "python"))
+    if args.before:
+        before_after(args, python)
+        return
     if args.only_fairness:
         fairness(args, python)
         return
@@ -141,6 +151,64 @@ def main() -> None:
     print(f"(a)/(b) p50 ratio: {a / b:.1f}x faster through the pool (target >= 20x)")
     print(f"(c) p50: {c:.1f} ms (target <= 150 ms)")
     print(f"throughput: pool {b_rate:.1f}/s, end to end {c_rate:.1f}/s (target >= 25/s)")
+
+
+# (f): run in a child process whose grader package is the tree named by argv[1].
+_POOL_TIMES = """
+import json, sys, time
+tree, python, count, job, forbid_job = sys.argv[1], sys.argv[2], int(sys.argv[3]), *sys.argv[4:]
+sys.path.insert(0, tree)
+from grader import SandboxPool
+jobs = {"plain": json.loads(job), "forbid": json.loads(forbid_job)}
+times = {}
+with SandboxPool(python, slots=1) as pool:
+    for name, job in jobs.items():
+        expected = pool.grade(job)["status"]  # the reference's outputs: cached from here on
+        assert expected == "passed", (name, expected)
+        times[name] = []
+        for _ in range(count):
+            t0 = time.perf_counter()
+            assert pool.grade(job)["status"] == "passed"
+            times[name].append(time.perf_counter() - t0)
+print(json.dumps(times))
+"""
+
+
+def before_after(args, python: str, slug: str = "scaled-dot-product-attention") -> None:
+    """(f) The pool's p50 on the code at ``args.before`` and on this tree, in one run."""
+    import json
+    import tempfile
+
+    from grader import exercise
+
+    folder = ROOT / "fixtures" / "bank" / slug
+    forbid_job = {**exercise.load(folder), "code": (folder / "solution.py").read_text()}
+    forbid_job.pop("wrong", None)
+    print(f"pool p50, {args.before} vs this tree: {args.rounds} rounds of {args.n} per job\n")
+    times: dict[tuple[str, str], list[float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        before = Path(tmp) / "before"
+        git = ["git", "-C", str(ROOT), "worktree"]
+        subprocess.run([*git, "add", "--detach", str(before), args.before], check=True)
+        try:
+            trees = [("before", before), ("after", ROOT)]
+            for round_ in range(args.rounds):
+                for label, tree in trees if round_ % 2 == 0 else trees[::-1]:
+                    out = subprocess.run(
+                        [sys.executable, "-c", _POOL_TIMES, str(tree), python, str(args.n)]
+                        + [json.dumps(JOB), json.dumps(forbid_job)],
+                        check=True,
+                        capture_output=True,
+                        text=True,
+                    )
+                    for name, seconds in json.loads(out.stdout).items():
+                        times.setdefault((label, name), []).extend(seconds)
+        finally:
+            subprocess.run([*git, "remove", "--force", str(before)], check=False)
+    for name in ("plain", "forbid"):
+        b = stats(f"{args.before}: {name}", times[("before", name)])
+        a = stats(f"this tree: {name}", times[("after", name)])
+        print(f"{'':<38} after/before p50: {a / b:.2f}x (goal <= 1.2x)\n")
 
 
 def examples_vs_submit(pool, count: int, slug: str = "attention-from-scratch") -> None:

@@ -286,6 +286,9 @@ class SandboxPool:
             slot = self._idle.get()
             try:
                 response = self._call_slot(slot, request, timeout)
+                if response.get("recycle") is True:
+                    # It grew past its memory bound and exits; the next job starts a fresh one.
+                    slot.stop()
             except _InfrastructureFailure as exc:
                 failure = str(exc)
                 continue

@@ -104,13 +104,18 @@ def difference(
         return differs(f"a {_type_name(actual)} where a {_type_name(expected)} was expected")
     if type(expected) is torch.Tensor:
         return _tensor_difference(expected, actual, rtol, atol, reveal)
+    # Inside a container, a hidden check names the kind of difference only, never where it is
+    # or how long the container should be (issue 24, finding 4): positions and lengths, one
+    # submission at a time, recovered every value of a hidden list of booleans.
     if type(expected) in (list, tuple):
         if len(expected) != len(actual):
+            if not reveal:
+                return "the number of items differs"
             return differs(f"{len(actual)} items where {len(expected)} were expected")
         for index, (want, got) in enumerate(zip(expected, actual, strict=True)):
             problem = difference(want, got, rtol=rtol, atol=atol, reveal=reveal)
             if problem:
-                return f"item {index}: {problem}"
+                return f"item {index}: {problem}" if reveal else f"an item differs: {problem}"
         return None
     if type(expected) is dict:
         if expected.keys() != actual.keys():
@@ -118,6 +123,8 @@ def difference(
         for key in expected:
             problem = difference(expected[key], actual[key], rtol=rtol, atol=atol, reveal=reveal)
             if problem:
+                if not reveal:
+                    return f"a value differs: {problem}"
                 return f"key {short_repr(key, 60)}: {problem}"
         return None
     if type(expected) is float:

@@ -43,6 +43,17 @@ MAX_NODES = 20_000  # values per frame (values.MAX_ITEMS is what a check may ret
 MAX_INT_BYTES = 1024  # 8192 bits: its decimal form stays far below Python's 4300-digit limit
 MAX_DIMS = 64
 MAX_DIM_SIZE = 1 << 40
+# What the decoded values of one run may cost the zygote, counted before each allocation (issue
+# 24, finding 2): an 8-byte record decodes to a whole tensor object (~430 bytes), so the bytes
+# received say little about the memory they become. Per value: NODE_COST, a tensor TENSOR_COST
+# plus its data, a string or integer plus its length, a dict entry DICT_ENTRY_COST more.
+MAX_DECODED_COST = 64 << 20
+NODE_COST = 64
+TENSOR_COST = 512
+DICT_ENTRY_COST = 64
+MAX_FORBIDDEN_FRAMES = 64
+# Tensors per run: each costs the zygote microseconds to build, whatever its size.
+MAX_RUN_TENSORS = 16_384
 
 # Tensor dtypes a result may hold (those the comparison supports), by their names.
 TENSOR_DTYPES: dict[str, torch.dtype] = {
@@ -149,17 +160,30 @@ def write(fd: int, frame: dict[str, Any]) -> None:
 
 
 class FrameReader:
-    """Decodes frames incrementally as bytes arrive from the pipe."""
+    """Decodes frames incrementally as bytes arrive from the pipe, and refuses a stream that
+    breaks its order (``expect``) the moment it does, before the next frame is decoded: one
+    frame per check, in order, nothing after "end", no unknown kind. The decoded values of all
+    its frames together stay under MAX_DECODED_COST."""
 
     def __init__(self) -> None:
         self._buffer = bytearray()
         self._received = 0
+        self._cost = 0
+        self._tensors = 0
         self.frames: list[dict[str, Any]] = []
+        self._order: _Order | None = None
 
     @property
     def pending(self) -> bool:
         """True if a frame was cut off (the writer died or stopped mid-frame)."""
         return bool(self._buffer)
+
+    def expect(self, step_kind: str, count: int) -> None:
+        """From now on, hold the stream to the order of a run of ``count`` checks ("check") or
+        code blocks ("block"); frames already read are checked first."""
+        self._order = _Order(step_kind, count)
+        for frame in self.frames:
+            self._order.admit(frame)
 
     def feed(self, data: bytes) -> None:
         self._received += len(data)
@@ -173,14 +197,78 @@ class FrameReader:
             end = _HEADER.size + size
             if len(self._buffer) < end:
                 return
+            if self._order is not None:
+                self._order.before_next()
             payload = bytes(self._buffer[_HEADER.size : end])
             del self._buffer[:end]
-            self.frames.append(decode(payload))
+            frame, cost, tensors = decode_costed(
+                payload, MAX_DECODED_COST - self._cost, MAX_RUN_TENSORS - self._tensors
+            )
+            self._cost += cost
+            self._tensors += tensors
+            if self._order is not None:
+                self._order.admit(frame)
+            self.frames.append(frame)
+
+
+class _Order:
+    """The order a run's frames must come in (report.py reads them with the same rules):
+    ["ready"], "isolated", ["armed"], then "loaded" and one "check" per check by index (or one
+    "block" per block), "end" last; "forbidden" frames (a trap's report) anywhere after "armed"."""
+
+    def __init__(self, step_kind: str, count: int) -> None:
+        self.step_kind = step_kind
+        self.count = count
+        self.seen: list[str] = []
+        self.steps = 0
+        self.forbidden = 0
+        self.ended = False
+        self.load_failed = False
+
+    def before_next(self) -> None:
+        if self.ended:
+            raise Malformed("a frame after the end")
+
+    def admit(self, frame: dict[str, Any]) -> None:  # noqa: C901 - one branch per kind
+        self.before_next()
+        kind = frame.get("kind")
+        seen = self.seen
+        opening = (
+            (kind == "ready" and not seen)
+            or (kind == "isolated" and seen in ([], ["ready"]))
+            or (kind == "armed" and seen[-1:] == ["isolated"])
+        )
+        if opening:
+            pass
+        elif kind == "forbidden" and "armed" in seen:
+            self.forbidden += 1
+            if self.forbidden > MAX_FORBIDDEN_FRAMES:
+                raise Malformed("too many forbidden-call frames")
+        elif "isolated" not in seen:
+            raise Malformed("frames before the sandbox was set up")
+        elif kind == "loaded" and self.step_kind == "check" and "loaded" not in seen:
+            self.load_failed = frame.get("error") is not None
+        elif kind == self.step_kind and (self.step_kind == "block" or "loaded" in seen):
+            if self.load_failed or frame.get("index") != self.steps or self.steps >= self.count:
+                raise Malformed("a step out of order")
+            self.steps += 1
+        elif kind == "end":
+            self.ended = True
+        else:
+            raise Malformed(f"an unexpected frame {str(kind)[:40]!r}")
+        if kind not in ("forbidden", self.step_kind):
+            seen.append(str(kind))
 
 
 def decode(payload: bytes) -> dict[str, Any]:
     """One frame's payload as a dict with string keys, or Malformed."""
-    decoder = _Decoder(payload)
+    return decode_costed(payload, MAX_DECODED_COST, MAX_RUN_TENSORS)[0]
+
+
+def decode_costed(payload: bytes, budget: int, tensors: int) -> tuple[dict[str, Any], int, int]:
+    """One frame's payload, what its values cost and how many tensors it holds; Malformed past
+    ``budget`` or ``tensors``."""
+    decoder = _Decoder(payload, budget, tensors)
     try:
         frame = decoder.value(0)
     except (struct.error, UnicodeDecodeError, OverflowError, ValueError, RuntimeError) as error:
@@ -189,14 +277,26 @@ def decode(payload: bytes) -> dict[str, Any]:
         raise Malformed("a result frame with bytes after its value")
     if type(frame) is not dict or not all(type(key) is str for key in frame):
         raise Malformed("a result frame that is not a plain dict")
-    return frame
+    return frame, decoder.cost, decoder.tensors
 
 
 class _Decoder:
-    def __init__(self, data: bytes) -> None:
+    def __init__(
+        self, data: bytes, budget: int = MAX_DECODED_COST, tensors: int = MAX_RUN_TENSORS
+    ) -> None:
         self.data = memoryview(data)  # slices are views: the payload is never copied whole
         self.at = 0
         self.nodes = 0
+        self.cost = 0
+        self.budget = budget
+        self.tensors = 0
+        self.tensor_budget = tensors
+
+    def charge(self, cost: int) -> None:
+        """Account for memory about to be allocated; Malformed past the run's budget."""
+        self.cost += cost
+        if self.cost > self.budget:
+            raise Malformed(f"results that would take over {MAX_DECODED_COST >> 20} MiB to hold")
 
     def take(self, count: int) -> memoryview:
         if count < 0 or self.at + count > len(self.data):
@@ -221,6 +321,7 @@ class _Decoder:
             raise Malformed(f"a result frame with more than {MAX_NODES} values")
         if depth > MAX_DEPTH:
             raise Malformed(f"a result frame nested more than {MAX_DEPTH} levels deep")
+        self.charge(NODE_COST)
         tag = bytes(self.take(1))
         if tag == b"N":
             return None
@@ -232,17 +333,21 @@ class _Decoder:
             size = self.unpack(_U16)
             if size > MAX_INT_BYTES:
                 raise Malformed("an integer over the size limit")
+            self.charge(size)
             return int.from_bytes(self.take(size), "big", signed=True)
         if tag == b"f":
             return self.unpack(_F64)
         if tag == b"s":
-            return str(self.take(self.count(_U32)), "utf-8", "surrogatepass")
+            size = self.count(_U32)
+            self.charge(size)  # decoded, a str takes at most as many bytes as its UTF-8
+            return str(self.take(size), "utf-8", "surrogatepass")
         if tag in (b"l", b"u"):
             items = [self.value(depth + 1) for _ in range(self.count(_U32))]
             return items if tag == b"l" else tuple(items)
         if tag == b"d":
             result: dict[Any, Any] = {}
             for _ in range(self.count(_U32)):
+                self.charge(DICT_ENTRY_COST)
                 key = self.value(depth + 1)
                 if type(key) not in (str, int):
                     raise Malformed("a dict key that is not a str or an int")
@@ -277,6 +382,10 @@ class _Decoder:
         size = math.prod(shape) * dtype.itemsize  # exact: checked before allocating
         if size > len(self.data) - self.at:
             raise Malformed("a tensor larger than its frame")
+        self.charge(TENSOR_COST + size * (2 if dtype is torch.bool else 1))
+        self.tensors += 1
+        if self.tensors > self.tensor_budget:
+            raise Malformed(f"results with more than {MAX_RUN_TENSORS} tensors")
         if size == 0:
             return torch.empty(shape, dtype=dtype)
         raw = bytearray(self.take(size))

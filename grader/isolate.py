@@ -69,6 +69,24 @@ def _inside(path: str, parent: str) -> bool:
     return path == parent or path.startswith(parent.rstrip("/") + "/")
 
 
+def _library_dirs() -> list[str]:
+    """The directories right under /usr/lib that hold a file this process has mapped (with torch
+    imported: the multiarch directory of the C libraries, the locale), not all of /usr/lib, which
+    is an inventory of the host's software (issue 24, finding 8). Python's own directory comes
+    from sys.path. All of /usr/lib where the mappings cannot be read."""
+    try:
+        with open("/proc/self/maps") as f:
+            fields = [line.split(None, 5) for line in f]
+    except OSError:
+        return ["/usr/lib"]
+    found = set()
+    for entry in fields:
+        path = entry[5].strip() if len(entry) == 6 else ""
+        if path.startswith("/usr/lib/") and os.path.exists(path):
+            found.add("/".join(path.split("/")[:4]))
+    return sorted(found) or ["/usr/lib"]
+
+
 @functools.cache
 def mount_plan() -> MountPlan:
     """What the new root shows: the libraries and the interpreter's import path, nothing else.
@@ -79,7 +97,7 @@ def mount_plan() -> MountPlan:
     grader venv). The zygote imports everything a child needs before forking.
     """
     dirs: list[str] = []
-    for candidate in ["/usr/lib", "/usr/lib64", "/usr/lib32", *sys.path]:
+    for candidate in [*_library_dirs(), "/usr/lib64", "/usr/lib32", *sys.path]:
         path = os.path.abspath(candidate) if candidate else ""
         if not path or not os.path.isdir(path) or path == "/":
             continue
@@ -174,7 +192,8 @@ def isolate(limits: Limits, root_mountpoint: str, *, namespaces_entered: bool = 
     _set_rlimits(limits)
     _clear_environment()
     _drop_privileges(limits.uid)
-    seccomp.install()
+    # Only a slot without RLIMIT_AS (a GPU slot: the CUDA driver's own memfds) may create memfds.
+    seccomp.install(allow_memfd=not limits.address_space)
 
 
 # What a GPU slot keeps open through isolation besides fds 0-3 (see kept_descriptors).
@@ -283,8 +302,13 @@ def _enter_new_root(plan: MountPlan, root: str, gpu_devices: bool, uid: int) -> 
         os.symlink(target, f"{root}/dev/{name}")
 
     os.makedirs(root + "/proc")
-    # A fresh proc for the new PID namespace; hidepid=2 hides processes of other uids (its init).
-    linux.mount("proc", root + "/proc", "proc", scratch, "hidepid=2")
+    # A fresh proc for the new PID namespace; hidepid=2 hides processes of other uids (its init);
+    # subset=pid (Linux 5.8) shows nothing but the processes: not the host's locks, load,
+    # pressure, memory or mounts (issue 24, findings 7 and 8).
+    try:
+        linux.mount("proc", root + "/proc", "proc", scratch, "hidepid=2,subset=pid")
+    except OSError:  # an older kernel
+        linux.mount("proc", root + "/proc", "proc", scratch, "hidepid=2")
 
     os.makedirs(root + "/etc", exist_ok=True)
     with open(root + "/etc/passwd", "w") as f:

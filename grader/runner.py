@@ -9,6 +9,7 @@ the order of the frames written before the code ran ("isolated").
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import linecache
@@ -54,13 +55,15 @@ def serve(
         frames.write(RESULT_FD, {"kind": "isolated"})
         if payload.get("forbid"):
             # Before any submitted code runs, so this frame is as trustworthy as "isolated".
-            armed = traps.arm(payload["forbid"], RESULT_FD)
+            armed, handles = traps.arm(payload["forbid"], RESULT_FD)
             frames.write(RESULT_FD, {"kind": "armed", "rules": armed})
+        else:
+            handles = None
         status = 0
         if payload["mode"] == "snippets":
             _run_snippets(payload["blocks"])
         else:
-            _run_checks(payload["code"], payload["checks"], payload["cuda"])
+            _run_checks(payload["code"], payload["checks"], payload["cuda"], handles)
         frames.write(RESULT_FD, {"kind": "end"})
     except BaseException:
         # Setup failures are ours (the zygote logs them); after setup, the learner sees this.
@@ -124,14 +127,10 @@ def raises(fn: Any, *args: Any, **kwargs: Any) -> str | None:
     return None
 
 
-def _run_checks(source: str, checks: list[dict[str, Any]], cuda: bool) -> None:
+def _run_checks(
+    source: str, checks: list[dict[str, Any]], cuda: bool, handles: traps.Handles | None
+) -> None:
     cuda = cuda and torch.cuda.is_available()
-    try:
-        module = _load_module(source)
-    except BaseException as error:
-        frames.write(RESULT_FD, {"kind": "loaded", "error": describe(error, SUBMISSION_FILE)})
-        return
-    frames.write(RESULT_FD, {"kind": "loaded", "error": None})
     helpers = {
         "torch": torch,
         "nn": torch.nn,
@@ -140,29 +139,79 @@ def _run_checks(source: str, checks: list[dict[str, Any]], cuda: bool) -> None:
         "raises": raises,
         "device": "cuda" if cuda else "cpu",
     }
+    # Compiled, with their handles bound, before any submitted code runs.
+    compiled = [_compile_check(check, helpers, handles) for check in checks]
+    try:
+        module = _load_module(source)
+    except BaseException as error:
+        frames.write(RESULT_FD, {"kind": "loaded", "error": describe(error, SUBMISSION_FILE)})
+        return
+    frames.write(RESULT_FD, {"kind": "loaded", "error": None})
     for index, check in enumerate(checks):
         frame: dict[str, Any] = {"kind": "check", "index": index}
         if check.get("requires") == "cuda" and not cuda:
             frame["skipped"] = True
         else:
             try:
-                frame["values"] = _run_check(module, helpers, check)
+                frame["values"] = _run_check(module, helpers, check, compiled[index])
             except BaseException as error:
                 frame["error"] = describe(error, SUBMISSION_FILE)
         frames.write(RESULT_FD, frame)
 
 
+_Compiled = tuple[types.CodeType, list[types.CodeType], dict[str, Any]]
+
+
+def _compile_check(
+    check: dict[str, Any], helpers: dict[str, Any], handles: traps.Handles | None
+) -> _Compiled | BaseException:
+    """A check's code and compare expressions compiled, with the handles its own references to
+    forbidden functions go through (traps.Handles); or the exception compiling raised."""
+    try:
+        sources = [(check["code"], "<check>", "exec")]
+        sources += [(expression, "<compare>", "eval") for expression in check["compare"]]
+        wanted: list[tuple[str, Any]] = []
+        codes = []
+        for source, filename, mode in sources:
+            if handles is None or not handles.needed(source):
+                codes.append(compile(source, filename, mode))
+                continue
+            tree = handles.bind(ast.parse(source, filename, mode), helpers, wanted)
+            codes.append(compile(tree, filename, mode))  # type: ignore[call-overload]
+        bound = handles.make(wanted, _nested(codes)) if handles is not None else {}
+        return codes[0], codes[1:], bound
+    except BaseException as error:
+        return error
+
+
+def _nested(codes: list[types.CodeType]) -> set[types.CodeType]:
+    found: set[types.CodeType] = set()
+    todo = list(codes)
+    while todo:
+        code = todo.pop()
+        found.add(code)
+        todo += [const for const in code.co_consts if isinstance(const, types.CodeType)]
+    return found
+
+
 def _run_check(
-    module: types.ModuleType, helpers: dict[str, Any], check: dict[str, Any]
+    module: types.ModuleType,
+    helpers: dict[str, Any],
+    check: dict[str, Any],
+    compiled: _Compiled | BaseException,
 ) -> list[Any]:
+    if isinstance(compiled, BaseException):
+        raise compiled
+    code, compares, bound = compiled
     namespace = dict(module.__dict__)
     namespace.update(helpers)
+    namespace.update(bound)
     # The seed comes from the trusted side: 0, or one it drew for this run (`seed: per-run`).
     torch.manual_seed(check.get("seed", 0))
-    exec(compile(check["code"], "<check>", "exec"), namespace)  # noqa: S102 - sandboxed
+    exec(code, namespace)  # noqa: S102 - sandboxed
     results = []
-    for expression in check["compare"]:
-        value = _export(eval(compile(expression, "<compare>", "eval"), namespace))  # noqa: S307
+    for expression, compare in zip(check["compare"], compares, strict=True):
+        value = _export(eval(compare, namespace))  # noqa: S307 - sandboxed
         problem = values.unsupported(value)
         if problem:
             raise UnsupportedValue(f"`{expression}` is {problem}, which a check cannot compare.")

@@ -35,6 +35,9 @@ _CMP_MASKED_EQ = 7
 _CLONE_THREAD = 0x00010000
 _TIOCSTI = 0x5412
 _TIOCLINUX = 0x541C
+# fcntl commands that lock, lease or watch a file: F_GETLK, F_SETLK, F_SETLKW, the open file
+# description locks F_OFD_GETLK/SETLK/SETLKW, F_SETLEASE, F_GETLEASE, F_NOTIFY.
+FCNTL_DENIED = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)
 
 
 def _act_errno(code: int) -> int:
@@ -46,7 +49,7 @@ ALLOWED = (
     # libraries and .py files on the read-only binds (Python's open() calls ioctl(TCGETS) and
     # lseek on every file it opens).
     "read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev", "preadv2",
-    "pwritev2", "lseek", "close", "close_range", "dup", "dup2", "dup3", "fcntl", "flock",
+    "pwritev2", "lseek", "close", "close_range", "dup", "dup2", "dup3", "fcntl",
     "fsync", "fdatasync", "ftruncate", "truncate", "fallocate", "sendfile", "copy_file_range",
     "pipe", "pipe2", "ioctl",
     # The filesystem view the new root shows (imports stat and open thousands of files).
@@ -59,10 +62,10 @@ ALLOWED = (
     # Extended attributes: shutil.copy2 copies them and does not expect ENOSYS.
     "getxattr", "lgetxattr", "fgetxattr", "listxattr", "llistxattr", "flistxattr",
     "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
-    # Memory: the allocator, torch's tensors, mmap of shared libraries; memfd and the NUMA
-    # policy calls are what OpenMP and the CUDA driver use (GPU slots: not run on a GPU yet).
+    # Memory: the allocator, torch's tensors, mmap of shared libraries; the NUMA policy calls are
+    # what OpenMP and the CUDA driver use. memfd_create only on GPU slots (install's allow_memfd).
     "mmap", "munmap", "mprotect", "mremap", "madvise", "brk", "msync", "mincore", "mlock",
-    "mlock2", "munlock", "memfd_create", "get_mempolicy", "set_mempolicy", "mbind",
+    "mlock2", "munlock", "get_mempolicy", "set_mempolicy", "mbind",
     "membarrier",
     # Threads (clone is filtered below: CLONE_THREAD only) and their synchronisation.
     "exit", "exit_group", "set_tid_address", "set_robust_list", "get_robust_list", "rseq",
@@ -105,6 +108,9 @@ DENIED = (
     # Other processes: their memory, their file descriptors, their signals by pidfd.
     "ptrace", "process_vm_readv", "process_vm_writev", "process_madvise", "kcmp",
     "pidfd_open", "pidfd_getfd", "pidfd_send_signal",
+    # Locks on files every sandbox shares (the read-only binds): two runs exchanged data through
+    # them (issue 24, finding 7). fcntl's lock commands are refused by the first filter below.
+    "flock",
     # Namespaces, mounts and the filesystem view.
     "unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree",
     "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
@@ -158,11 +164,16 @@ def preload() -> None:
         _lib = _library()
 
 
-def install() -> None:
-    """Load the filters into the calling process; needs no_new_privs (or CAP_SYS_ADMIN)."""
+def install(*, allow_memfd: bool = False) -> None:
+    """Load the filters into the calling process; needs no_new_privs (or CAP_SYS_ADMIN).
+
+    ``allow_memfd``: a GPU slot's CUDA driver creates memfds. A CPU slot has no use for them, and
+    their pages are not counted by RLIMIT_AS (issue 24, finding 5), so there they are EPERM.
+    """
     eperm = _act_errno(errno.EPERM)
     rules: list[tuple[int, str, tuple[_ArgCmp, ...]]] = [(_ACT_ALLOW, name, ()) for name in ALLOWED]
     rules += [(eperm, name, ()) for name in DENIED]
+    rules.append((_ACT_ALLOW if allow_memfd else eperm, "memfd_create", ()))
     # clone with CLONE_THREAD makes a thread (allowed); without it, a process (EPERM).
     rules.append((_ACT_ALLOW, "clone", (_ArgCmp(0, _CMP_MASKED_EQ, _CLONE_THREAD, _CLONE_THREAD),)))
     rules.append((eperm, "clone", (_ArgCmp(0, _CMP_MASKED_EQ, _CLONE_THREAD, 0),)))
@@ -174,13 +185,16 @@ def install() -> None:
     # libseccomp lets an unconditional allow of ioctl win over a conditional denial in the same
     # filter; the kernel applies the strictest verdict of all the filters.
     # The request is an unsigned int: compare its low 32 bits, as the kernel reads it.
-    _load(
-        _ACT_ALLOW,
-        [
-            (eperm, "ioctl", (_ArgCmp(1, _CMP_MASKED_EQ, 0xFFFFFFFF, request),))
-            for request in (_TIOCSTI, _TIOCLINUX)
-        ],
-    )
+    # fcntl's lock commands go in the same first filter, for the same reason.
+    first: list[tuple[int, str, tuple[_ArgCmp, ...]]] = [
+        (eperm, "ioctl", (_ArgCmp(1, _CMP_MASKED_EQ, 0xFFFFFFFF, request),))
+        for request in (_TIOCSTI, _TIOCLINUX)
+    ]
+    first += [
+        (eperm, "fcntl", (_ArgCmp(1, _CMP_MASKED_EQ, 0xFFFFFFFF, command),))
+        for command in FCNTL_DENIED
+    ]
+    _load(_ACT_ALLOW, first)
     _load(_act_errno(errno.ENOSYS), rules)
 
 

@@ -106,6 +106,14 @@ class Supervisor:
         With ``wait_ready`` (a fresh interpreter), the clock starts at its "ready" frame.
         """
         watch = _Watch(run, payload, time_limit, wait_ready)
+        # The stream is held to its order as it arrives (frames.FrameReader.expect).
+        grading = payload["mode"] == "grade"
+        try:
+            run.reader.expect(
+                "check" if grading else "block", len(payload["checks" if grading else "blocks"])
+            )
+        except frames.Malformed as error:
+            watch.malformed = str(error)
         selector = selectors.DefaultSelector()
         selector.register(self.server.sock, selectors.EVENT_READ)
         for fd in watch.open:

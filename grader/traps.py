@@ -23,6 +23,7 @@ and pass through. What stays best effort is documented in README.md ("Known limi
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import ctypes
 import dis
@@ -33,20 +34,23 @@ import sys
 import types
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 import torch
 
 from grader import forbid, frames
 
-# Code from these directories (the installed packages, the standard library, the grader) and check
-# code is not the submission's: a call it makes for itself is not counted.
-_TRUSTED_PREFIXES = tuple(
+# Code from these directories (the installed packages, the standard library, the grader) is
+# library code: a forbidden call it makes for itself is not the learner's. Check code is not in
+# that list (issue 24, finding 1): it calls the learner's names, so what it reaches through them is
+# the learner's call; what it needs of a forbidden function goes through a handle (bind_checks).
+_LIBRARY_PREFIXES = tuple(
     os.path.dirname(os.path.abspath(path)) + os.sep
     for path in (os.path.dirname(torch.__file__), os.__file__, __file__)
 )
-_TRUSTED_NAMES = frozenset({"<check>", "<compare>"})
 _BINDING_OWNERS = ("torch", "torch._C._nn", "torch._C._special", "torch._C._linalg")
+HELPERS = ("torch", "nn", "F")  # the names check code reaches torch by (runner.py)
 
 
 class ForbiddenCall(Exception):  # noqa: N818 - the name the learner reads
@@ -92,55 +96,114 @@ def _bindings(function: Any, name: str) -> list[Any]:
     return found
 
 
-def _caller_line() -> tuple[bool, int | None]:
-    """Whether the trap's direct caller is submitted code (anything but torch's, the standard
-    library's, the grader's or the checks' code, however it was compiled), and its line in
-    submission.py. Only direct calls count: torch calling a forbidden function for itself
-    (F.mse_loss calls torch.broadcast_tensors) is not the learner using it."""
-    frame = sys._getframe(2)
+@dataclass
+class _Rules:
+    """What every trap of one run shares. Holds no original: those live only in the closures of
+    their traps and handles (there is no module-level list of them to import)."""
+
+    fd: int
+    sent: set[str] = field(default_factory=set)
+    # (file, first line, name) of every forbidden Python function and forbidden class's method:
+    # a frame running such code that was not entered through its trap is a copy (compiled from
+    # torch's source) or an original reached around the trap, and counts as the call itself.
+    keys: set[tuple[str, int, str]] = field(default_factory=set)
+    # The code of the trap, guard and handle wrappers: a frame running one was already decided.
+    vetted: set[types.CodeType] = field(default_factory=set)
+
+    def forbid(self, rule: str, line: int | None) -> NoReturn:
+        if rule not in self.sent:  # one frame per rule: a loop of calls must not flood the channel
+            self.sent.add(rule)
+            frames.write(self.fd, {"kind": "forbidden", "rule": rule, "line": line})
+        raise ForbiddenCall(f"{rule} is forbidden in this exercise")
+
+
+def _key(code: types.CodeType) -> tuple[str, int, str]:
+    return (code.co_filename, code.co_firstlineno, code.co_name)
+
+
+def _library(frame: types.FrameType) -> bool:
+    """Whether ``frame`` runs torch's, the standard library's or the grader's own code: under
+    their file names *and* in the namespace of the module loaded from there. Code compiled under
+    torch's file name into a namespace of its own (a copy through the module's loader) is not."""
     filename = frame.f_code.co_filename
-    if (
-        filename in _TRUSTED_NAMES
-        or filename.startswith(_TRUSTED_PREFIXES)
-        or filename.startswith("<frozen ")  # runpy, importlib: the standard library
-    ):
-        return False, None
-    return True, frame.f_lineno if filename == "submission.py" else None
+    if not (filename.startswith(_LIBRARY_PREFIXES) or filename.startswith("<frozen ")):
+        return False
+    namespace = frame.f_globals
+    module = sys.modules.get(namespace.get("__name__"))  # type: ignore[arg-type]
+    return module is not None and getattr(module, "__dict__", None) is namespace
 
 
-def _forbidden(rule: str, fd: int, sent: set[str], line: int | None) -> NoReturn:
-    if rule not in sent:  # one frame per rule: a loop of calls must not flood the channel
-        sent.add(rule)
-        frames.write(fd, {"kind": "forbidden", "rule": rule, "line": line})
-    raise ForbiddenCall(f"{rule} is forbidden in this exercise")
+def _handed_in(frame: types.FrameType, target: Any) -> bool:
+    """Whether library code calls ``target`` because it was handed it (``torch.vmap(f)``, a
+    ``functools.partial`` of it), rather than naming it for itself (F.mse_loss calls
+    torch.broadcast_tensors)."""
+    try:
+        held = list(frame.f_locals.values())
+    except Exception:  # noqa: BLE001 - a frame whose locals cannot be read: assume the worst
+        return True
+    for value in held:
+        if value is target:
+            return True
+        with contextlib.suppress(Exception):
+            if any(inner is target for inner in gc.get_referents(value)):
+                return True
+    return False
+
+
+def _learners(rules: _Rules, frame: types.FrameType | None, target: Any) -> tuple[bool, int | None]:
+    """Whether a trap reached from ``frame`` (its direct caller) is the learner's call, and the
+    line in submission.py when it is.
+
+    Walks outward to the nearest frame that is not library code: learner code, or check code
+    (which reaches a trap only through a name the learner bound). Library frames in between make
+    it torch's own call (F.mse_loss calling torch.broadcast_tensors), unless the library code was
+    handed the forbidden function, or one of them runs a forbidden function's code that was not
+    entered through its trap. A trap, guard or handle frame on the way already decided the rest.
+    """
+    direct, suspect = True, False
+    while frame is not None:
+        if frame.f_code in rules.vetted:
+            return suspect, None
+        if not _library(frame):
+            line = frame.f_lineno if frame.f_code.co_filename == "submission.py" else None
+            return direct or suspect, line
+        if direct and _handed_in(frame, target):
+            suspect = True
+        parent = frame.f_back
+        entered = parent is not None and parent.f_code in rules.vetted
+        if not entered and _key(frame.f_code) in rules.keys:
+            suspect = True
+        direct = False
+        frame = parent
+    return suspect, None
 
 
 def _trap(
     original: Callable[..., Any],
     rule: str,
-    fd: int,
-    sent: set[str],
+    rules: _Rules,
     made: weakref.WeakSet[Any] | None = None,
 ) -> Callable[..., Any]:
     def trap(*args: Any, **kwargs: Any) -> Any:
-        submitted, line = _caller_line()
-        if not submitted:
-            if made is not None and args:  # a forbidden class's __init__ run by trusted code
-                with contextlib.suppress(TypeError):
-                    made.add(args[0])
-            return original(*args, **kwargs)
-        _forbidden(rule, fd, sent, line)
+        learners, line = _learners(rules, sys._getframe(1), trap)
+        if learners:
+            rules.forbid(rule, line)
+        if made is not None and args:  # a forbidden class's __init__, run by library code
+            with contextlib.suppress(TypeError):
+                made.add(args[0])
+        return original(*args, **kwargs)
 
     _copy_names(trap, original)
+    rules.vetted.add(trap.__code__)
     return trap
 
 
 def _guard(
-    method: Callable[..., Any], rule: str, fd: int, sent: set[str], made: weakref.WeakSet[Any]
+    method: Callable[..., Any], rule: str, rules: _Rules, made: weakref.WeakSet[Any]
 ) -> Callable[..., Any]:
     """A forbidden class's own method, refused on an instance its trapped ``__init__`` did not
     build: ``cls.__new__(cls)`` (or copy, pickle) skips ``__init__``, and ``nn.Module.__call__``,
-    torch's own code, would then run ``forward`` as a trusted caller."""
+    torch's own code, would then run ``forward`` as library code."""
 
     def guard(*args: Any, **kwargs: Any) -> Any:
         if args:
@@ -149,10 +212,11 @@ def _guard(
             except TypeError:
                 known = False
             if not known and not isinstance(args[0], type):
-                _forbidden(rule, fd, sent, None)
+                rules.forbid(rule, None)
         return method(*args, **kwargs)
 
     _copy_names(guard, method)
+    rules.vetted.add(guard.__code__)
     return guard
 
 
@@ -163,12 +227,144 @@ def _copy_names(wrapper: Callable[..., Any], original: Callable[..., Any]) -> No
             setattr(wrapper, attribute, getattr(original, attribute))
 
 
-def arm(rules: list[str], fd: int) -> list[str]:
-    """Trap every forbidden callable; the rules that got at least one trap."""
-    sent: set[str] = set()
+def _function_keys(function: Any) -> set[tuple[str, int, str]]:
+    keys = set()
+    while isinstance(function, types.FunctionType):
+        keys.add(_key(function.__code__))
+        function = getattr(function, "__wrapped__", None)
+    return keys
+
+
+class Handles:
+    """What check code may call of a forbidden function: handles bound before the submission
+    loads (issue 24, finding 1). Built by arm(); ``bind`` rewrites a check's source so that its
+    own references to forbidden functions (``F.scaled_dot_product_attention``), its constructions
+    of forbidden classes (``nn.LSTM(...)``) and its calls of trapped Tensor methods
+    (``x.as_strided(...)``) go through a handle. A handle runs the original only for a caller
+    whose nearest non-library frame is the check's own compiled code; any other caller (a
+    learner who found one in a check's namespace) is the learner calling the forbidden function.
+    """
+
+    def __init__(self, rules: _Rules) -> None:
+        self._rules = rules
+        self._functions: dict[int, tuple[Callable[..., Any], str]] = {}  # trap id -> original
+        self._classes: dict[int, str] = {}  # id of a forbidden class -> its rule
+        self._methods: dict[str, tuple[Callable[..., Any], Callable[..., Any], str]] = {}
+        # Every attribute name a forbidden callable is held under: a check whose source names
+        # none of them needs no handle, and is compiled as it is (rewriting costs milliseconds).
+        self.names: set[str] = set()
+
+    def needed(self, source: str) -> bool:
+        return any(name in source for name in self.names)
+
+    def _add_function(self, trap: Callable[..., Any], original: Callable[..., Any], rule: str):
+        self._functions[id(trap)] = (original, rule)
+
+    def bind(
+        self, tree: ast.AST, helpers: dict[str, Any], wanted: list[tuple[str, Any]]
+    ) -> ast.AST:
+        """``tree`` (a check's code or compare expression) with handles' names in place; what
+        ``make`` is to bind to those names is appended to ``wanted``."""
+
+        def name_for(kind: str, what: Any, where: ast.AST) -> ast.Name:
+            name = f"__forbidden_{len(wanted)}"
+            wanted.append((kind, what))
+            return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), where)
+
+        def resolve(node: ast.AST) -> Any:
+            try:
+                dotted = forbid._dotted(node)
+            except forbid.TooDeep:
+                return None
+            if dotted is None:
+                return None
+            head, *rest = dotted.split(".")
+            if head not in HELPERS:
+                return None
+            obj = helpers[head]
+            try:
+                for part in rest:
+                    obj = getattr(obj, part)
+            except Exception:  # noqa: BLE001 - not a torch name: left as it is
+                return None
+            return obj
+
+        handles = self
+
+        class Rewrite(ast.NodeTransformer):
+            def visit_Call(self, node: ast.Call) -> ast.AST:  # noqa: N802 - ast's spelling
+                func = node.func
+                target = resolve(func) if isinstance(func, ast.Attribute | ast.Name) else None
+                if isinstance(target, type) and id(target) in handles._classes:
+                    node.func = name_for("class", target, func)
+                elif (
+                    target is None
+                    and isinstance(func, ast.Attribute)
+                    and func.attr in handles._methods
+                ):
+                    receiver = self.visit(func.value)
+                    node.func = name_for("method", func.attr, func)
+                    node.args = [receiver, *node.args]
+                    node.args[1:] = [self.visit(arg) for arg in node.args[1:]]
+                    node.keywords = [self.visit(keyword) for keyword in node.keywords]
+                    return node
+                return self.generic_visit(node)
+
+            def visit_Attribute(self, node: ast.Attribute) -> ast.AST:  # noqa: N802
+                if isinstance(node.ctx, ast.Load) and id(resolve(node)) in handles._functions:
+                    return name_for("function", resolve(node), node)
+                return self.generic_visit(node)
+
+        return Rewrite().visit(tree)  # every new node has its location: none to fix
+
+    def make(
+        self, wanted: list[tuple[str, Any]], codes: set[types.CodeType]
+    ) -> dict[str, Callable[..., Any]]:
+        """The handles ``bind`` asked for, by name, each accepting calls from ``codes`` only."""
+        return {
+            f"__forbidden_{index}": self._handle(kind, what, codes)
+            for index, (kind, what) in enumerate(wanted)
+        }
+
+    def _handle(self, kind: str, what: Any, codes: set[types.CodeType]) -> Callable[..., Any]:
+        rules = self._rules
+        if kind == "function":
+            original, rule = self._functions[id(what)]
+        elif kind == "class":
+            original, rule = what, self._classes[id(what)]
+        else:
+            method, trap, rule = self._methods[what]
+            name = what
+
+            def original(receiver: Any, *args: Any, **kwargs: Any) -> Any:
+                if getattr(type(receiver), name, None) is trap:  # a tensor: torch's own method
+                    return method(receiver, *args, **kwargs)
+                return getattr(receiver, name)(*args, **kwargs)
+
+        def handle(*args: Any, **kwargs: Any) -> Any:
+            frame: types.FrameType | None = sys._getframe(1)
+            while frame is not None and _library(frame) and frame.f_code not in codes:
+                frame = frame.f_back
+            if frame is None:
+                rules.forbid(rule, None)
+            if frame.f_code not in codes:
+                learner = frame.f_code.co_filename == "submission.py"
+                rules.forbid(rule, frame.f_lineno if learner else None)
+            return original(*args, **kwargs)
+
+        rules.vetted.add(handle.__code__)
+        return handle
+
+
+def arm(rules: list[str], fd: int) -> tuple[list[str], Handles]:
+    """Trap every forbidden callable; the rules that got at least one trap, and the handles
+    check code uses instead."""
+    shared = _Rules(fd)
+    handles = Handles(shared)
     replace: dict[int, Callable[..., Any]] = {}  # id of a forbidden object -> its trap
-    keep: list[Any] = []  # the originals stay alive, so their ids stay unique
+    originals: list[Any] = []  # alive until arm returns (the traps' closures keep them after)
     armed: list[str] = []
+    members_seen: list[Any] = []
     tensor_methods: dict[str, Callable[..., Any]] = {}
     base_methods: dict[str, Callable[..., Any]] = {}
     for rule in rules:
@@ -187,26 +383,31 @@ def arm(rules: list[str], fd: int) -> list[str]:
         else:
             members = [obj]
         for member in members:
+            members_seen.append(member)
             if isinstance(member, type):
                 init = member.__dict__.get("__init__")
                 if init is not None and id(init) not in replace:
                     made: weakref.WeakSet[Any] = weakref.WeakSet()
-                    trap = _trap(init, rule, fd, sent, made)
+                    trap = _trap(init, rule, shared, made)
                     try:
                         setattr(member, "__init__", trap)  # noqa: B010 - mypy refuses the plain form
                     except TypeError:  # an immutable extension type: the static check only
                         continue
                     replace[id(init)] = trap
-                    keep.append(init)
+                    originals.append(init)
+                    handles._classes[id(member)] = rule
                     for key, method in list(vars(member).items()):
+                        shared.keys |= _function_keys(method)
                         if key != "__init__" and isinstance(method, types.FunctionType):
-                            setattr(member, key, _guard(method, rule, fd, sent, made))
+                            setattr(member, key, _guard(method, rule, shared, made))
                 continue
             targets = [member, *_bindings(member, rule.rpartition(".")[2])]
             for target in targets:
+                shared.keys |= _function_keys(target)
                 if id(target) not in replace:
-                    replace[id(target)] = _trap(target, rule, fd, sent)
-                    keep.append(target)
+                    replace[id(target)] = _trap(target, rule, shared)
+                    originals.append(target)
+                    handles._add_function(replace[id(target)], target, rule)
                 name = getattr(target, "__name__", None)
                 # A torch binding (a C function, one aten op) and the Tensor method of the same
                 # name are the same op; a Python function that shares a method's name need not be
@@ -217,15 +418,20 @@ def arm(rules: list[str], fd: int) -> list[str]:
                     and not name.startswith("_")
                     and isinstance(getattr(torch.Tensor, name, None), types.MethodDescriptorType)
                 ):
-                    tensor_methods[name] = _trap(getattr(torch.Tensor, name), rule, fd, sent)
+                    method = getattr(torch.Tensor, name)
+                    tensor_methods[name] = _trap(method, rule, shared)
+                    handles._methods[name] = (method, tensor_methods[name], rule)
                     own = vars(torch._C.TensorBase).get(name)
                     if own is not None:  # not a Python override in torch.Tensor: no recursion
-                        base_methods[name] = _trap(own, rule, fd, sent)
+                        base_methods[name] = _trap(own, rule, shared)
         armed.append(rule)
     if not _INDEX:
         index()
-    for obj in keep:
+    handles.names |= {rule.rpartition(".")[2] for rule in rules} | set(handles._methods)
+    handles.names |= {key for cls in members_seen for module_name, key in _INDEX.get(id(cls), ())}
+    for obj in originals:
         for module_name, key in _INDEX.get(id(obj), ()):
+            handles.names.add(key)
             namespace = getattr(sys.modules.get(module_name), "__dict__", None)
             if isinstance(namespace, dict) and namespace.get(key) is obj:
                 namespace[key] = replace[id(obj)]
@@ -238,8 +444,7 @@ def arm(rules: list[str], fd: int) -> list[str]:
         setattr(torch.Tensor, name, trap)
     if base_methods:
         _set_on_immutable(torch._C.TensorBase, base_methods)
-    _KEEP.extend(keep)
-    return armed
+    return armed, handles
 
 
 def _set_on_immutable(cls: type, attributes: dict[str, Callable[..., Any]]) -> None:
@@ -262,7 +467,6 @@ def _replace_in(module: Any, replace: dict[int, Callable[..., Any]]) -> None:
                 namespace[key] = found
 
 
-_KEEP: list[Any] = []
 _INDEX: dict[int, list[tuple[str, str]]] = {}  # id of a callable -> (module, name) holding it
 _INDEXED: set[str] = set()
 

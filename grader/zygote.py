@@ -23,6 +23,15 @@ from grader.cgroups import Cgroups
 from grader.pidns import InitSpawner
 
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# A zygote whose resident memory grew this much past what it had when it said ready is replaced
+# after its answer (issue 24, finding 2): what one run costs is budgeted (frames.py), but the
+# allocator keeps freed memory, and caches of references and wrong solutions grow with use.
+RECYCLE_GROWTH = 512 << 20
+
+
+def resident_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def _protocol_streams() -> tuple[IO[str], IO[str]]:
@@ -99,7 +108,14 @@ def main(argv: list[str] | None = None) -> None:
     )
 
     def layers() -> dict[str, bool]:
-        return {"cgroups": cgroups.active, "cpu": cgroups.cpu_active, "root": root.healthy}
+        return {
+            "cgroups": cgroups.active,
+            "cpu": cgroups.cpu_active,
+            "root": root.healthy,
+            # Whether runs have a memory bound at all: a CPU slot's RLIMIT_AS (with memfds
+            # refused and every tmpfs capped) holds without cgroups; a GPU slot has none then.
+            "memory": cgroups.active or args.kind == "cpu",
+        }
 
     hello = {
         "ready": True,
@@ -109,6 +125,7 @@ def main(argv: list[str] | None = None) -> None:
         "cuda_detail": grader.cuda_detail,
     }
     _send(responses, hello)
+    baseline = resident_bytes()
     try:
         for line in requests:
             try:
@@ -123,11 +140,17 @@ def main(argv: list[str] | None = None) -> None:
                 response = {"result": {**verdict.result("error", message), "grader_failed": True}}
             response = text.clean_all(response)  # sandbox text: no lone surrogate, no NUL
             response["layers"] = layers()
+            # The client replaces a zygote that says so, and this one exits after the answer.
+            response["recycle"] = resident_bytes() - baseline > RECYCLE_GROWTH
             _send(responses, response)
+            if response["recycle"]:
+                print("zygote memory grew past its bound: exiting to be replaced", file=sys.stderr)
+                break
             grader.supervisor.settle(waiting=requests.fileno())
             grader.refill()
     finally:
         root.remove()
+        cgroups.close()
 
 
 class MountPoint:

@@ -717,7 +717,7 @@ def run_cgroups(pool) -> list[str]:
     """The per-run cgroup directories of this pool's zygotes that still exist."""
     left = []
     for pid in zygote_pids(pool):
-        prefix = f"quizbank-{pid}-"
+        prefix = f"quizbank-{pid}-*/run-"  # the zygote's own parent, then its runs
         with open(f"/proc/{pid}/cgroup") as f:
             for line in f:
                 _, controllers, path = line.rstrip("\n").split(":", 2)

@@ -26,7 +26,9 @@ def cpu_cgroups(pool) -> list[str]:
                 _, controllers, path = line.rstrip("\n").split(":", 2)
                 if "cpu" in controllers.split(","):
                     parent = os.path.join("/sys/fs/cgroup/cpu", path.lstrip("/"))
-                    found += glob.glob(os.path.join(parent, f"quizbank-{slot.process.pid}-*"))
+                    found += glob.glob(
+                        os.path.join(parent, f"quizbank-{slot.process.pid}-*", "run-*")
+                    )
     return found
 
 

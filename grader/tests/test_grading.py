@@ -183,7 +183,7 @@ def test_a_check_can_set_its_own_tolerances(pool):
         ("{'a': 1, 'b': [None, True, 'x']}", "{'a': 1, 'b': [None, True, 'x']}", None),
         ("{'a': 1}", "{'a': 1, 'b': 2}", "the keys differ"),
         ("(1, 2)", "[1, 2]", "a tuple where a list was expected"),
-        ("[torch.zeros(2)]", "[torch.zeros(2), 1]", "1 items where 2 were expected"),
+        ("[torch.zeros(2)]", "[torch.zeros(2), 1]", "the number of items differs"),
         ("torch.tensor([float('nan')])", "torch.tensor([float('nan')])", None),
         ("torch.nn.Parameter(torch.ones(2))", "torch.ones(2)", None),
         # size-1 dimensions with a stride other than 1 (a column of a one-row matrix)
