@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 
 import torch
 
-from grader import frames, traps, values
+from grader import frames, gen, traps, values
 from grader.isolate import RESULT_FD, Limits, isolate
 
 SUBMISSION_FILE = "submission.py"
@@ -146,7 +146,9 @@ def _run_checks(source: str, checks: list[dict[str, Any]], cuda: bool) -> None:
             frame["skipped"] = True
         else:
             try:
-                frame["values"] = _run_check(module, helpers, check)
+                frame["values"], cases = _run_check(module, helpers, check)
+                if cases:
+                    frame["cases"] = cases
             except BaseException as error:
                 frame["error"] = describe(error, SUBMISSION_FILE)
         frames.write(RESULT_FD, frame)
@@ -154,11 +156,15 @@ def _run_checks(source: str, checks: list[dict[str, Any]], cuda: bool) -> None:
 
 def _run_check(
     module: types.ModuleType, helpers: dict[str, Any], check: dict[str, Any]
-) -> list[Any]:
+) -> tuple[list[Any], list[list[Any]]]:
+    """The check's compare values, and the (family, size) of each generated case it ran."""
     namespace = dict(module.__dict__)
     namespace.update(helpers)
     # The seed comes from the trusted side: 0, or one it drew for this run (`seed: per-run`).
-    torch.manual_seed(check.get("seed", 0))
+    seed = check.get("seed", 0)
+    generator = gen.Gen(seed)  # its own torch.Generator: the submission cannot shift its draws
+    namespace["gen"] = generator
+    torch.manual_seed(seed)
     exec(compile(check["code"], "<check>", "exec"), namespace)  # noqa: S102 - sandboxed
     results = []
     for expression in check["compare"]:
@@ -167,7 +173,7 @@ def _run_check(
         if problem:
             raise UnsupportedValue(f"`{expression}` is {problem}, which a check cannot compare.")
         results.append(value)
-    return results
+    return results, [[family, size] for family, size in generator.log[: gen.MAX_LOGGED]]
 
 
 def _export(value: Any) -> Any:
