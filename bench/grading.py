@@ -12,6 +12,11 @@
       reference, two slots per core); then a mix of many learners' submissions, one in ten
       sleeping, posted at once: time to drain it and POST -> verdict.
 
+  (f) before/after (issue 23): a full submit of one bank exercise (its reference, and a wrong
+      solution with its diagnosis) graded by the grader package of a git ref ("before") and by
+      the working tree's ("after"), each in a fresh pool, in alternating rounds in one run.
+
+    .venv/bin/python bench/grading.py --before-after main [--slug S] [--rounds 3] [-n 16]
     .venv/bin/python bench/grading.py [-n 40] [--cold 8] [--burst 100] [--only-fairness]
         [--slow 10] [--others 5] [--each 4] [--gap 0.2] [--mixed-users 10] [--mixed-each 10]
         [--database-url postgres://postgres@127.0.0.1:5432/quizbank_bench_grading]
@@ -106,6 +111,9 @@ def main() -> None:
     )
     parser.add_argument("--slots", type=int, default=2)
     parser.add_argument("--only-fairness", action="store_true", help="run (e) alone")
+    parser.add_argument("--before-after", metavar="REF", help="run (f) alone against REF")
+    parser.add_argument("--slug", default="stable-softmax-cross-entropy", help="(f) exercise")
+    parser.add_argument("--rounds", type=int, default=3, help="(f) alternating rounds")
     parser.add_argument("--slow", type=int, default=10, help="(e): the slow learner's backlog")
     parser.add_argument("--others", type=int, default=5, help="(e): other learners")
     parser.add_argument("--each", type=int, default=4, help="(e): correct submissions each")
@@ -119,6 +127,9 @@ def main() -> None:
     python = os.environ.get("GRADER_PYTHON", str(ROOT / ".venv-grader" / "bin" / "python"))
     if args.only_fairness:
         fairness(args, python)
+        return
+    if args.before_after:
+        before_after(args, python)
         return
     print(f"grading one exercise with {len(CHECKS)} checks; {os.cpu_count()} CPUs\n")
 
@@ -141,6 +152,79 @@ def main() -> None:
     print(f"(a)/(b) p50 ratio: {a / b:.1f}x faster through the pool (target >= 20x)")
     print(f"(c) p50: {c:.1f} ms (target <= 150 ms)")
     print(f"throughput: pool {b_rate:.1f}/s, end to end {c_rate:.1f}/s (target >= 25/s)")
+
+
+_SIDE = """
+import json, sys, time
+from pathlib import Path
+from grader import SandboxPool, exercise
+python, folder, n = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+job = exercise.load(folder)
+right = {**job, "code": (folder / "solution.py").read_text()}
+wrong = {**job, "code": sorted(job["wrong"].values())[0]}
+out = {"passed": [], "failed": []}
+with SandboxPool(python, slots=1) as pool:
+    pool.grade(right)
+    for _ in range(n):
+        for name, one in (("passed", right), ("failed", wrong)):
+            t0 = time.perf_counter()
+            result = pool.grade(one)
+            assert result["status"] == name, result["status"]
+            out[name].append(time.perf_counter() - t0)
+print(json.dumps(out))
+"""
+
+
+def before_after(args, python: str) -> None:
+    """(f): the same exercise (taken from REF, so both graders can read it) through REF's grader
+    package and the working tree's, in alternating rounds of ``-n`` submits of each kind; every
+    round starts a fresh pool, so the per-run seed's first reference run is inside the timings,
+    as it is for a learner after each rotation."""
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        before = Path(scratch) / "before"
+        before.mkdir()
+        archive = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(ROOT),
+                "archive",
+                args.before_after,
+                "grader",
+                f"fixtures/bank/{args.slug}",
+            ],
+            check=True,
+            capture_output=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(before)], input=archive, check=True)
+        folder = before / "fixtures" / "bank" / args.slug
+        times: dict[str, dict[str, list[float]]] = {
+            side: {"passed": [], "failed": []} for side in ("before", "after")
+        }
+        for _ in range(args.rounds):
+            for side, root in (("before", before), ("after", ROOT)):
+                env = {**os.environ, "PYTHONPATH": str(root)}
+                done = subprocess.run(
+                    [sys.executable, "-c", _SIDE, python, str(folder), str(args.n)],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                    cwd=root,
+                )
+                for kind, seconds in json.loads(done.stdout.strip().splitlines()[-1]).items():
+                    times[side][kind].extend(seconds)
+    print(
+        f"(f) {args.slug}: {args.rounds} rounds x {args.n} submits each, "
+        f"{args.before_after} vs the working tree"
+    )
+    for kind in ("passed", "failed"):
+        old = stats(f"(f) before, {kind} submit", times["before"][kind])
+        new = stats(f"(f) after, {kind} submit", times["after"][kind])
+        print(f"(f) {kind}: after/before p50 = {new / old:.2f}x (target <= 1.5x)")
 
 
 def examples_vs_submit(pool, count: int, slug: str = "attention-from-scratch") -> None:
