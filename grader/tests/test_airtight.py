@@ -10,7 +10,11 @@ from grader import jobs, mutate
 
 
 def job_for(code: str, reference: str, checks: list[dict]) -> dict:
-    return {"code": textwrap.dedent(code), "reference": textwrap.dedent(reference), "checks": checks}
+    return {
+        "code": textwrap.dedent(code),
+        "reference": textwrap.dedent(reference),
+        "checks": checks,
+    }
 
 
 SOFTMAX = """

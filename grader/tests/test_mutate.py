@@ -71,6 +71,12 @@ def line(source: str, needle: str) -> str:
     return next(text.strip() for text in source.splitlines() if needle in text)
 
 
+RETURN = "return (top, {}, mask, {}, {})"
+DEEP = "copy.deepcopy(scores)"
+CLONE = "scores.clone()"
+CE = "torch.nn.functional.cross_entropy"
+
+
 @pytest.mark.parametrize(
     ("mutant_id", "needle", "expected"),
     [
@@ -86,10 +92,10 @@ def line(source: str, needle: str) -> str:
         ("argmax-last:21:1", "top =", "top = scores.size(-1) - 1 - scores.flip(-1).argmax(-1)"),
         ("inplace:22:1", "clipped =", "clipped = scores.clamp_(max=limit)"),
         ("compare:23:1", "mask =", "mask = scores <= limit"),
-        ("detach-removed:24:1", "return (top", "return (top, clipped, mask, scores.clone(), copy.deepcopy(scores))"),
-        ("copy-removed:24:1", "return (top", "return (top, clipped.detach(), mask, scores, copy.deepcopy(scores))"),
-        ("copy-removed:24:2", "return (top", "return (top, clipped.detach(), mask, scores.clone(), scores)"),
-        ("mean-sum:28:1", "cross_entropy", "return torch.nn.functional.cross_entropy(logits, target, reduction='sum')"),
+        ("detach-removed:24:1", "return (top", RETURN.format("clipped", "scores.clone()", DEEP)),
+        ("copy-removed:24:1", "return (top", RETURN.format("clipped.detach()", "scores", DEEP)),
+        ("copy-removed:24:2", "return (top", RETURN.format("clipped.detach()", CLONE, "scores")),
+        ("mean-sum:28:1", "cross_entropy", f"return {CE}(logits, target, reduction='sum')"),
         ("inplace:43:1", "weight.mul", "weight.mul_(2)"),
     ],
 )  # fmt: skip
