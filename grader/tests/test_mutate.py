@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 
 import pytest
 
@@ -137,7 +138,7 @@ def test_in_place_is_only_generated_on_inputs_not_temporaries():
     assert [line(m.source, "return") for m in inplace] == ["return (y.exp(), x.exp_())"]
 
 
-def score(survived: list[str], killed: list[str] = ()) -> mutation.Score:
+def score(survived: Sequence[str], killed: Sequence[str] = ()) -> mutation.Score:
     results = {m: "passed" for m in survived} | {m: "failed" for m in killed}
     return mutation.score("ex", results, {"copy-removed:3:1": "clone of a fresh tensor"})
 
