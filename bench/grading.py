@@ -15,7 +15,11 @@
   (f) --before REF: the pool's p50 on the code at git REF and on this tree, side by side in one
       run (rounds alternate which goes first), for a plain job and for a bank exercise with
       forbid rules (traps armed, check handles bound); nothing else runs.
+  (g) --before-after REF (issue 23): a full submit of one bank exercise (its reference, and a wrong
+      solution with its diagnosis) graded by the grader package of a git ref ("before") and by
+      the working tree's ("after"), each in a fresh pool, in alternating rounds in one run.
 
+    .venv/bin/python bench/grading.py --before-after main [--slug S] [--rounds 3] [-n 16]
     .venv/bin/python bench/grading.py [-n 40] [--cold 8] [--burst 100] [--only-fairness]
         [--before main [--rounds 4]]
         [--slow 10] [--others 5] [--each 4] [--gap 0.2] [--mixed-users 10] [--mixed-each 10]
@@ -111,6 +115,8 @@ def main() -> None:
     )
     parser.add_argument("--slots", type=int, default=2)
     parser.add_argument("--only-fairness", action="store_true", help="run (e) alone")
+    parser.add_argument("--before-after", metavar="REF", help="run (g) alone against REF")
+    parser.add_argument("--slug", default="stable-softmax-cross-entropy", help="(g) exercise")
     parser.add_argument("--slow", type=int, default=10, help="(e): the slow learner's backlog")
     parser.add_argument("--others", type=int, default=5, help="(e): other learners")
     parser.add_argument("--each", type=int, default=4, help="(e): correct submissions each")
@@ -118,7 +124,7 @@ def main() -> None:
     parser.add_argument("--mixed-users", type=int, default=10, help="(e): learners in the mix")
     parser.add_argument("--mixed-each", type=int, default=10, help="(e): submissions each")
     parser.add_argument("--before", help="(f): a git ref to compare the pool's p50 with")
-    parser.add_argument("--rounds", type=int, default=4, help="(f): alternating rounds")
+    parser.add_argument("--rounds", type=int, default=4, help="(f), (g): alternating rounds")
     args = parser.parse_args()
 
     from grader import SandboxPool
@@ -129,6 +135,9 @@ def main() -> None:
         return
     if args.only_fairness:
         fairness(args, python)
+        return
+    if args.before_after:
+        submit_before_after(args, python)
         return
     print(f"grading one exercise with {len(CHECKS)} checks; {os.cpu_count()} CPUs\n")
 
@@ -209,6 +218,80 @@ def before_after(args, python: str, slug: str = "scaled-dot-product-attention") 
         b = stats(f"{args.before}: {name}", times[("before", name)])
         a = stats(f"this tree: {name}", times[("after", name)])
         print(f"{'':<38} after/before p50: {a / b:.2f}x (goal <= 1.2x)\n")
+
+
+# (g): run in a child process whose grader package is REF's or the working tree's.
+_SIDE = """
+import json, sys, time
+from pathlib import Path
+from grader import SandboxPool, exercise
+python, folder, n = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+job = exercise.load(folder)
+right = {**job, "code": (folder / "solution.py").read_text()}
+wrong = {**job, "code": sorted(job["wrong"].values())[0]}
+out = {"passed": [], "failed": []}
+with SandboxPool(python, slots=1) as pool:
+    pool.grade(right)
+    for _ in range(n):
+        for name, one in (("passed", right), ("failed", wrong)):
+            t0 = time.perf_counter()
+            result = pool.grade(one)
+            assert result["status"] == name, result["status"]
+            out[name].append(time.perf_counter() - t0)
+print(json.dumps(out))
+"""
+
+
+def submit_before_after(args, python: str) -> None:
+    """(g): the same exercise (taken from REF, so both graders can read it) through REF's grader
+    package and the working tree's, in alternating rounds of ``-n`` submits of each kind; every
+    round starts a fresh pool, so the per-run seed's first reference run is inside the timings,
+    as it is for a learner after each rotation."""
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        before = Path(scratch) / "before"
+        before.mkdir()
+        archive = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(ROOT),
+                "archive",
+                args.before_after,
+                "grader",
+                f"fixtures/bank/{args.slug}",
+            ],
+            check=True,
+            capture_output=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(before)], input=archive, check=True)
+        folder = before / "fixtures" / "bank" / args.slug
+        times: dict[str, dict[str, list[float]]] = {
+            side: {"passed": [], "failed": []} for side in ("before", "after")
+        }
+        for _ in range(args.rounds):
+            for side, root in (("before", before), ("after", ROOT)):
+                env = {**os.environ, "PYTHONPATH": str(root)}
+                done = subprocess.run(
+                    [sys.executable, "-c", _SIDE, python, str(folder), str(args.n)],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                    cwd=root,
+                )
+                for kind, seconds in json.loads(done.stdout.strip().splitlines()[-1]).items():
+                    times[side][kind].extend(seconds)
+    print(
+        f"(g) {args.slug}: {args.rounds} rounds x {args.n} submits each, "
+        f"{args.before_after} vs the working tree"
+    )
+    for kind in ("passed", "failed"):
+        old = stats(f"(g) before, {kind} submit", times["before"][kind])
+        new = stats(f"(g) after, {kind} submit", times["after"][kind])
+        print(f"(g) {kind}: after/before p50 = {new / old:.2f}x (target <= 1.5x)")
 
 
 def examples_vs_submit(pool, count: int, slug: str = "attention-from-scratch") -> None:

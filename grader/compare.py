@@ -15,16 +15,22 @@ from typing import Any
 import torch
 from torch._tensor_str import printoptions
 
-# (rtol, atol) by dtype, as documented in fixtures/bank/README.md.
+# (rtol, atol) by dtype, as documented in fixtures/bank/README.md. float64's is far below
+# float32's rounding (6e-8 relative, more once it accumulates), so "computed in float32 and cast
+# back" fails a float64 check (issue 23): with 1e-7 it passed any check on O(1) inputs.
 TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
-    torch.float64: (1e-7, 1e-7),
+    torch.float64: (1e-10, 1e-12),
     torch.float32: (1.3e-6, 1e-5),
     torch.bfloat16: (1.6e-2, 1e-5),
     torch.float16: (1e-3, 1e-5),
-    torch.complex128: (1e-7, 1e-7),
+    torch.complex128: (1e-10, 1e-12),
     torch.complex64: (1.3e-6, 1e-5),
 }
 FLOAT_TOLERANCE = TOLERANCES[torch.float32]
+# A check's own rtol/atol never loosens a float64 (complex128) comparison past this: a tolerance
+# wide enough to admit float32 rounding would make the check blind to a float32 computation.
+WIDE_CEILING = 1e-9
+_WIDE = (torch.float64, torch.complex128)
 _REPR_LIMIT = 300
 
 
@@ -180,6 +186,8 @@ def _tensor_difference(
         default_rtol, default_atol = TOLERANCES[expected.dtype]
         r = default_rtol if rtol is None else rtol
         a = default_atol if atol is None else atol
+        if expected.dtype in _WIDE:
+            r, a = min(r, WIDE_CEILING), min(a, WIDE_CEILING)
         close = torch.isclose(actual, expected, rtol=r, atol=a, equal_nan=True)
     else:  # integers and bools must be equal
         close = actual == expected

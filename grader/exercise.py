@@ -13,7 +13,7 @@ import yaml
 
 from grader import jobs
 
-_EXERCISE_KEYS = {"queue", "time_limit", "memory_limit_mb", "forbid", "checks"}
+_EXERCISE_KEYS = {"queue", "time_limit", "memory_limit_mb", "forbid", "checks", "mutant_waivers"}
 
 
 def load(folder: Path) -> dict[str, Any]:
@@ -29,7 +29,8 @@ def load(folder: Path) -> dict[str, Any]:
     unknown = set(data) - _EXERCISE_KEYS
     if unknown:
         raise jobs.JobError(f"{path}: unknown keys {sorted(unknown)}")
-    job = {key: value for key, value in data.items() if value is not None}
+    # Waivers are for mutation testing (verify_bank), not part of a grading job.
+    job = {k: v for k, v in data.items() if v is not None and k != "mutant_waivers"}
     wrong = {p.stem: p.read_text(encoding="utf-8") for p in sorted((folder / "wrong").glob("*.py"))}
     job.update(code="", reference=reference, wrong=wrong)
     try:

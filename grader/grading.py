@@ -256,6 +256,7 @@ class Grader:
             skipped=tuple(step.skipped for step in run.steps),
             values=tuple(step.values for step in run.steps),
             seconds=outcome.seconds,
+            cases=tuple(step.cases for step in run.steps),
         )
         self._cache[key] = reference
         if len(self._cache) > _CACHE_SIZE:

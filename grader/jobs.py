@@ -91,6 +91,22 @@ def pure_check_problems(code: str, expressions: list[str]) -> list[str]:
     return list(dict.fromkeys(problems))
 
 
+def mutant_waiver_problems(waivers: Any) -> list[str]:
+    """What is wrong with an exercise's ``mutant_waivers`` (mutant id -> one-line reason why
+    that mutant is equivalent to the reference)."""
+    from grader.mutate import OPERATORS  # standard library only, like this module
+
+    if not isinstance(waivers, Mapping):
+        return ["must map mutant ids to a one-line reason"]
+    problems = []
+    for mutant_id, reason in waivers.items():
+        if not isinstance(mutant_id, str) or mutant_id.split(":")[0] not in OPERATORS:
+            problems.append(f"{mutant_id!r} is not a mutant id (<operator>:<line>:<n>)")
+        elif not isinstance(reason, str) or not reason.strip() or "\n" in reason.strip():
+            problems.append(f"{mutant_id}: the reason must be one line of text")
+    return problems
+
+
 def _number(value: Any, what: str) -> float:
     if type(value) not in (int, float) or value != value or value < 0:
         raise JobError(f"{what} must be a non-negative number")
@@ -129,6 +145,11 @@ def normalize_check(raw: Any, index: int, *, pure: bool | None = None) -> dict[s
     visible = raw.get("visible", False)
     if not isinstance(visible, bool):
         raise JobError(f"{where}.visible must be true or false")
+    if not visible:
+        # Every hidden check runs on a seed the grader draws (issue 23): on seed 0, values
+        # extracted from its inputs or messages once would replay forever. Visible examples
+        # keep seed 0 so the learner sees the same example every time.
+        seed = PER_RUN
     if PURE_CHECKS if pure is None else pure:
         problems = pure_check_problems(code, list(expressions))
         if problems:

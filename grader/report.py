@@ -50,6 +50,9 @@ class Step:
     values: list[Any] | None = None
     unsupported: str | None = None  # why ``values`` cannot be compared
     error: Error | None = None
+    # (family, size) of each generated case the check ran, in order (gen.each); only the
+    # reference's are read, to name the smallest case on which a submission differs.
+    cases: list[tuple[str, int]] | None = None
 
 
 @dataclass
@@ -139,9 +142,30 @@ def _step(frame: dict[str, Any]) -> Step:
             raise _Malformed("values that are not a list")
         step.values = frame["values"]
         step.unsupported = values.unsupported(step.values)
+        step.cases = _cases(frame.get("cases"))
     elif frame.get("kind") != "block":
         raise _Malformed("a check with neither values nor an error")
     return step
+
+
+_MAX_CASES = 64
+_FAMILY = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
+
+
+def _cases(raw: Any) -> list[tuple[str, int]] | None:
+    if raw is None:
+        return None
+    if type(raw) is not list or len(raw) > _MAX_CASES:
+        raise _Malformed("cases that are not a short list")
+    cases = []
+    for item in raw:
+        if type(item) is not list or len(item) != 2:
+            raise _Malformed("a case that is not (family, size)")
+        family, size = item
+        if type(family) is not str or not _FAMILY.fullmatch(family) or type(size) is not int:
+            raise _Malformed("a case with a malformed family or size")
+        cases.append((family, size))
+    return cases
 
 
 def _error(raw: Any) -> Error | None:

@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 
 import torch
 
-from grader import frames, traps, values
+from grader import frames, gen, traps, values
 from grader.isolate import RESULT_FD, Limits, isolate
 
 SUBMISSION_FILE = "submission.py"
@@ -153,7 +153,9 @@ def _run_checks(
             frame["skipped"] = True
         else:
             try:
-                frame["values"] = _run_check(module, helpers, check, compiled[index])
+                frame["values"], cases = _run_check(module, helpers, check, compiled[index])
+                if cases:
+                    frame["cases"] = cases
             except BaseException as error:
                 frame["error"] = describe(error, SUBMISSION_FILE)
         frames.write(RESULT_FD, frame)
@@ -199,7 +201,8 @@ def _run_check(
     helpers: dict[str, Any],
     check: dict[str, Any],
     compiled: _Compiled | BaseException,
-) -> list[Any]:
+) -> tuple[list[Any], list[list[Any]]]:
+    """The check's compare values, and the (family, size) of each generated case it ran."""
     if isinstance(compiled, BaseException):
         raise compiled
     code, compares, bound = compiled
@@ -207,7 +210,10 @@ def _run_check(
     namespace.update(helpers)
     namespace.update(bound)
     # The seed comes from the trusted side: 0, or one it drew for this run (`seed: per-run`).
-    torch.manual_seed(check.get("seed", 0))
+    seed = check.get("seed", 0)
+    generator = gen.Gen(seed)  # its own torch.Generator: the submission cannot shift its draws
+    namespace["gen"] = generator
+    torch.manual_seed(seed)
     exec(code, namespace)  # noqa: S102 - sandboxed
     results = []
     for expression, compare in zip(check["compare"], compares, strict=True):
@@ -216,7 +222,7 @@ def _run_check(
         if problem:
             raise UnsupportedValue(f"`{expression}` is {problem}, which a check cannot compare.")
         results.append(value)
-    return results
+    return results, [[family, size] for family, size in generator.log[: gen.MAX_LOGGED]]
 
 
 def _export(value: Any) -> Any:

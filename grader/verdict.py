@@ -25,6 +25,8 @@ class Reference:
     skipped: tuple[bool, ...]
     values: tuple[list[Any] | None, ...]
     seconds: float = 0.0  # its measured run, from which the Django side fits the time limit
+    # Per check, the (family, size) of each generated case the reference ran (gen.each), or None.
+    cases: tuple[list[tuple[str, int]] | None, ...] = ()
 
 
 def result(
@@ -95,10 +97,18 @@ _SIGNALS = {s.value for s in signal.Signals}
 
 
 def check_entry(
-    check: dict[str, Any], skipped: bool, expected: list[Any] | None, step: report.Step
+    check: dict[str, Any],
+    skipped: bool,
+    expected: list[Any] | None,
+    step: report.Step,
+    cases: list[tuple[str, int]] | None = None,
 ) -> dict[str, Any]:
+    """One check's entry. ``cases``: the reference's generated cases for this check; when a
+    compared list holds one output per case, the entry also names the first (so smallest) case
+    that differs, by family and size (``case``), never by its values."""
     reveal = check["visible"]
     status, message = "passed", ""
+    failing_case: dict[str, Any] | None = None
     if skipped:
         status, message = "skipped", "Needs CUDA, which this grader does not have."
     elif step.error is not None:
@@ -120,8 +130,29 @@ def check_entry(
             if problem:
                 status = "failed"
                 message = problem if check["single"] else f"`{expression}`: {problem}"
+                failing_case = _failing_case(want, got, cases, check)
                 break
-    return {"name": check["name"], "status": status, "message": message, "visible": reveal}
+    entry = {"name": check["name"], "status": status, "message": message, "visible": reveal}
+    if failing_case is not None:
+        entry["case"] = failing_case
+    return entry
+
+
+def _failing_case(
+    want: Any, got: Any, cases: list[tuple[str, int]] | None, check: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The first generated case (they come smallest first) whose output differs, when ``want``
+    is a list of one output per case."""
+    if not cases or type(want) is not list or type(got) is not list:
+        return None
+    if not len(want) == len(got) == len(cases):
+        return None
+    for (family, size), one_want, one_got in zip(cases, want, got, strict=True):
+        if compare.difference(
+            one_want, one_got, rtol=check["rtol"], atol=check["atol"], reveal=False
+        ):
+            return {"family": family, "size": size}
+    return None
 
 
 def grade(
@@ -138,8 +169,9 @@ def grade(
     for index, check in enumerate(checks):
         if index < len(steps) or reference.skipped[index]:
             step = steps[index] if index < len(steps) else report.Step()
+            cases = reference.cases[index] if index < len(reference.cases) else None
             entries.append(
-                check_entry(check, reference.skipped[index], reference.values[index], step)
+                check_entry(check, reference.skipped[index], reference.values[index], step, cases)
             )
             continue
         # Never reached: the check that was running when the run ended says why.

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import logging
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from django.conf import settings
 
-from grader import SandboxError, SandboxPool
+from grader import SandboxError, SandboxPool, mutate, mutation
 from grader.client import grader_failed_result
 from quizbank.models import Exercise
 
@@ -41,8 +42,11 @@ def close_pools() -> None:
         _pools.clear()
 
 
-def exercise_job(exercise: Exercise, code: str, *, examples: bool = False) -> dict[str, Any]:
-    """The grader's job. `examples`: only the visible checks (fast feedback that never solves)."""
+def exercise_job(
+    exercise: Exercise, code: str, *, examples: bool = False, diagnose: bool = True
+) -> dict[str, Any]:
+    """The grader's job. `examples`: only the visible checks (fast feedback that never solves);
+    `diagnose=False`: no wrong solutions, so a failure is not matched to one (mutants)."""
     checks = [c for c in exercise.checks if c.get("visible")] if examples else exercise.checks
     return {
         "code": code,
@@ -52,15 +56,17 @@ def exercise_job(exercise: Exercise, code: str, *, examples: bool = False) -> di
         "time_limit": exercise.fitted_time_limit,
         "memory_limit_mb": exercise.memory_limit_mb,
         "queue": exercise.queue,
-        "wrong": exercise.wrong_solutions,
+        "wrong": exercise.wrong_solutions if diagnose else {},
     }
 
 
-def grade(exercise: Exercise, code: str, *, examples: bool = False) -> dict[str, Any]:
+def grade(
+    exercise: Exercise, code: str, *, examples: bool = False, diagnose: bool = True
+) -> dict[str, Any]:
     """The verdict, or a result marked ``grader_failed`` when the sandbox itself cannot run (its
     pool does not start, or its zygotes keep failing: see grader/client.py), which the caller must
     never score against the learner."""
-    job = exercise_job(exercise, code, examples=examples)
+    job = exercise_job(exercise, code, examples=examples, diagnose=diagnose)
     try:
         pool = sandbox_pool(exercise.queue)
     except (SandboxError, OSError) as exc:
@@ -72,3 +78,45 @@ def grade(exercise: Exercise, code: str, *, examples: bool = False) -> dict[str,
     if not examples and isinstance(reference_ms, int) and reference_ms > 0 and exercise.pk:
         exercise.record_reference_time(reference_ms / 1000)
     return result
+
+
+def grade_mutants(
+    exercise: Exercise, *, cache: mutation.KillCache, slots: int
+) -> tuple[dict[str, str], int, list[str]]:
+    """Mutation testing of one exercise: every mechanical mutant of its reference graded as a
+    submission (no diagnosis), ``slots`` at a time; a kill already cached under the mutant's
+    content hash is not graded again. Returns (mutant id -> status, kills read from the cache,
+    mutants the grader failed to grade: never counted as kills)."""
+    found = mutate.mutants(exercise.solution_code)
+    statuses: dict[str, str] = {}
+    cached = 0
+    pending = []
+    for mutant in found:
+        key = mutation.cache_key(mutant.source, exercise_job(exercise, mutant.source))
+        if cache.killed(key):
+            statuses[mutant.id] = "killed (cached)"
+            cached += 1
+        else:
+            pending.append((mutant, key))
+    failed: list[str] = []
+    try:
+        pool = sandbox_pool(exercise.queue)
+    except (SandboxError, OSError) as exc:
+        log.error("the grader's sandbox pool did not start: %s", exc)
+        return statuses, cached, [mutant.id for mutant, _ in pending]
+
+    def run(item: tuple[mutate.Mutant, str]) -> tuple[mutate.Mutant, str, dict[str, Any]]:
+        # Straight to the pool: no database write from these threads (a mutant's run says
+        # nothing new about the reference's time).
+        mutant, key = item
+        return mutant, key, pool.grade(exercise_job(exercise, mutant.source, diagnose=False))
+
+    with ThreadPoolExecutor(max_workers=max(1, slots)) as executor:
+        for mutant, key, result in executor.map(run, pending):
+            if result.get("grader_failed"):
+                failed.append(mutant.id)
+                continue
+            statuses[mutant.id] = result["status"]
+            if result["status"] != "passed":
+                cache.record(key)
+    return statuses, cached, failed

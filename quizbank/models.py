@@ -249,6 +249,14 @@ class Exercise(models.Model):
         blank=True,
         help_text="Plausible wrong solutions by name; verify_bank proves they fail.",
     )
+    mutant_waivers = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text=(
+            "Mechanical mutants of the reference that are equivalent to it, by id, each with a "
+            "one-line reason; verify_bank proves every other mutant fails."
+        ),
+    )
     time_limit = models.FloatField(
         default=limits.DEFAULT_TIME_LIMIT,
         help_text=(

@@ -129,7 +129,7 @@ def test_tolerances_follow_the_dtype(pool):
     # Each check perturbs the reference's value by a relative error just inside, or just
     # outside, the default rtol of its dtype (atol is negligible at magnitude 1000).
     perturbations = {
-        "float64": ("1e-7", 5e-8, 5e-7),
+        "float64": ("1e-10", 5e-11, 5e-10),
         "float32": ("1.3e-6", 3e-7, 5e-6),
         "bfloat16": ("1.6e-2", None, 6e-2),
         "float16": ("1e-3", 4e-4, 4e-3),

@@ -26,12 +26,22 @@ def complete(question):
     return question
 
 
+# Kills the mutants of `2 * x` that the four checks above let through: computing in float32
+# (float64 inputs whose float32 rounding shows) and a detached output (no gradient).
+FLOAT64_GRADIENT = {
+    "name": "float64 values and gradient",
+    "code": "x = (torch.randn(5, dtype=torch.float64) * 1e3 + 1 / 3).requires_grad_()\n"
+    "out = double(x)\nout.pow(2).sum().backward()",
+    "compare": ["out", "x.grad"],
+}
+
+
 @pytest.fixture
 def good(db):
     question = complete(QuestionFactory(slug="double-it", kind="code", answer=ANSWER))
     return ExerciseFactory(
         question=question,
-        checks=DOUBLE_CHECKS,
+        checks=[*DOUBLE_CHECKS, FLOAT64_GRADIENT],
         wrong_solutions={
             "adds-two": "def double(x):\n    return x + 2\n",
             "squares": "def double(x):\n    return x * x\n",
@@ -47,7 +57,7 @@ def test_grade_prints_one_verdict_per_file(good, tmp_path, capsys):
         call_command("grade", "double-it", "--code-file", str(right), "--code-file", str(wrong))
     assert exc.value.code == 1
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0].startswith(f"{right}: passed (4/4 checks)")
+    assert lines[0].startswith(f"{right}: passed (5/5 checks)")
     assert lines[1].startswith(f"{wrong}: failed")
 
 
@@ -55,20 +65,75 @@ def test_grade_json_and_reference(good, capsys):
     call_command("grade", "double-it", "--reference", "--json")
     verdict = json.loads(capsys.readouterr().out)
     assert verdict["file"] == "--reference" and verdict["status"] == "passed"
-    assert [c["name"] for c in verdict["checks"]] == [c["name"] for c in DOUBLE_CHECKS]
+    assert [c["name"] for c in verdict["checks"]] == [c["name"] for c in good.checks]
 
 
 def test_grade_the_starter_fails(good, capsys):
     with pytest.raises(SystemExit):
         call_command("grade", "double-it", "--starter")
-    assert "--starter: failed (0/4 checks)" in capsys.readouterr().out
+    assert "--starter: failed (0/5 checks)" in capsys.readouterr().out
 
 
-def test_verify_bank_passes_a_sound_question(good, capsys):
+def test_verify_bank_passes_a_sound_question(good, capsys, tmp_path):
     QuickCheckFactory(question=QuestionFactory(slug="talk"))
-    call_command("verify_bank", "double-it")
+    cache = tmp_path / "cache"
+    call_command("verify_bank", "double-it", "--mutant-cache", str(cache))
     out = capsys.readouterr().out
-    assert "1 questions, 1 code blocks run" in out and "4 submissions graded" in out
+    # The reference, the starter, two wrong solutions and the two mutants of `2 * x`.
+    assert "1 questions, 1 code blocks run" in out and "6 submissions graded" in out
+    assert (
+        "double-it: mutants 2 generated, 2 killed, 0 waived, 0 survived (0 kills from the cache)"
+        in out
+    )
+    # A second run reads both kills from the content-hash cache instead of grading them.
+    call_command("verify_bank", "double-it", "--mutant-cache", str(cache))
+    out = capsys.readouterr().out
+    assert "2 killed, 0 waived, 0 survived (2 kills from the cache)" in out
+    assert "4 submissions graded" in out
+
+
+def test_verify_bank_fails_on_a_surviving_mutant_not_in_the_baseline(good, capsys, tmp_path):
+    good.checks = DOUBLE_CHECKS  # no float64 and no gradient check: two mutants survive
+    good.save()
+    baseline = tmp_path / "baseline.txt"
+    args = ["double-it", "--mutant-cache", "none", "--baseline", str(baseline)]
+    with pytest.raises(SystemExit) as exc:
+        call_command("verify_bank", *args)
+    assert exc.value.code == 1
+    captured = capsys.readouterr()
+    assert "double-it: mutants 2 generated, 0 killed, 0 waived, 2 survived" in captured.out
+    assert "double-it: mutant float32:double survives every check" in captured.err
+    assert "double-it: mutant detach-added:double survives every check" in captured.err
+
+    # Listed in the baseline (the ratchet), they pass; a waiver counts as waived.
+    call_command("verify_bank", *args, "--write-baseline")
+    assert "double-it detach-added:double\ndouble-it float32:double\n" in baseline.read_text()
+    good.mutant_waivers = {"detach-added:double": "pretend it is equivalent"}
+    good.save()
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        call_command("verify_bank", *args)
+    captured = capsys.readouterr()
+    assert "0 killed, 1 waived, 1 survived" in captured.out
+    # The waived mutant no longer survives, so its baseline line is stale: the list only shrinks.
+    assert (
+        "double-it: mutants-baseline.txt lists mutant detach-added:double, which is killed or "
+        "waived now: delete its line" in captured.err
+    )
+    baseline.write_text("double-it float32:double\n")
+    call_command("verify_bank", *args)
+
+
+def test_verify_bank_fails_on_a_baseline_entry_that_a_better_check_killed(good, capsys, tmp_path):
+    baseline = tmp_path / "baseline.txt"
+    baseline.write_text("double-it float32:double\nsome-other-slug dim:3:1\n")
+    with pytest.raises(SystemExit):
+        call_command(
+            "verify_bank", "double-it", "--mutant-cache", "none", "--baseline", str(baseline)
+        )
+    err = capsys.readouterr().err
+    assert "lists mutant float32:double, which is killed or waived now" in err
+    assert "some-other-slug" not in err  # not run this time, not judged
 
 
 @pytest.mark.parametrize(

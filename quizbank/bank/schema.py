@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from grader import limits
-from grader.jobs import JobError, normalize_job
+from grader.jobs import JobError, mutant_waiver_problems, normalize_job
 
 from ..models import Question, QuickCheck
 
@@ -37,7 +37,12 @@ QUESTION_KEYS = {
 }
 QUESTION_OPTIONAL_KEYS = {"quick_checks": list}
 EXERCISE_KEYS = {"queue": str, "checks": list}
-EXERCISE_OPTIONAL_KEYS = {"time_limit": (int, float), "memory_limit_mb": int, "forbid": list}
+EXERCISE_OPTIONAL_KEYS = {
+    "time_limit": (int, float),
+    "memory_limit_mb": int,
+    "forbid": list,
+    "mutant_waivers": dict,
+}
 CHECK_KEYS = {"name": str, "code": str, "compare": (str, list)}
 CHECK_OPTIONAL_KEYS = {
     "visible": bool,
@@ -226,6 +231,10 @@ def exercise_errors(exercise: dict[str, Any]) -> Errors:
     errors += [
         (f"exercise.yaml: {f}", r)
         for f, r in _string_list_errors(meta.get("forbid") or [], "forbid", 0)
+    ]
+    errors += [
+        ("exercise.yaml: mutant_waivers", problem)
+        for problem in mutant_waiver_problems(meta.get("mutant_waivers") or {})
     ]
     if not meta["checks"]:
         errors.append(("exercise.yaml: checks", "needs at least one check"))

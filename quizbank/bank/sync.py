@@ -104,6 +104,8 @@ def canonical(record: dict[str, Any], topic_order: dict[str, int]) -> dict[str, 
             ex_meta["memory_limit_mb"] = em["memory_limit_mb"]
         if em.get("forbid"):
             ex_meta["forbid"] = list(em["forbid"])
+        if em.get("mutant_waivers"):
+            ex_meta["mutant_waivers"] = dict(sorted(em["mutant_waivers"].items()))
         ex_meta["checks"] = [_canonical_check(c) for c in em["checks"]]
         out["exercise"] = {
             "meta": ex_meta,
@@ -151,6 +153,7 @@ def record_from_question(question: Question) -> dict[str, Any]:
                 "time_limit": exercise.time_limit,
                 "memory_limit_mb": exercise.memory_limit_mb,
                 "forbid": exercise.forbid,
+                "mutant_waivers": exercise.mutant_waivers,
                 "checks": exercise.checks,
             },
             "starter_code": exercise.starter_code,
@@ -286,6 +289,7 @@ def _save_record(
             "time_limit": float(em.get("time_limit", schema.DEFAULT_TIME_LIMIT)),
             "memory_limit_mb": int(em.get("memory_limit_mb", schema.DEFAULT_MEMORY_LIMIT_MB)),
             "forbid": em.get("forbid", []),
+            "mutant_waivers": em.get("mutant_waivers") or {},
             "checks": em["checks"],
             "starter_code": exercise["starter_code"],
             "solution_code": exercise["solution_code"],

@@ -1,11 +1,12 @@
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from grader import verification
+from grader import mutation, verification
 from grader.limits import MAX_TIME_LIMIT
 from practice import grader_client
 from quizbank.bank.blocks import python_blocks
@@ -20,6 +21,8 @@ class Outcome:
     blocks_run: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     graded: int = 0
+    mutants: mutation.Score | None = None
+    mutant_ids: set[str] = field(default_factory=set)
 
 
 class Command(BaseCommand):
@@ -30,8 +33,37 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("slugs", nargs="*", help="Only these questions (default: all).")
+        parser.add_argument(
+            "--no-mutants", action="store_true", help="Skip mutation testing of the exercises."
+        )
+        parser.add_argument(
+            "--baseline",
+            type=Path,
+            default=None,
+            help="The ratchet's list of known survivors (default: "
+            f"fixtures/bank/{mutation.BASELINE_NAME}).",
+        )
+        parser.add_argument(
+            "--mutant-cache",
+            type=Path,
+            default=None,
+            help="Where kills are cached by content hash (default: .cache/mutants; 'none': no "
+            "cache).",
+        )
+        parser.add_argument(
+            "--write-baseline",
+            action="store_true",
+            help="Write the survivors of the exercises run into the baseline (replacing their "
+            "lines) instead of failing on them; the diff is for review.",
+        )
 
-    def handle(self, *args, slugs, **options):
+    def handle(self, *args, slugs, no_mutants, baseline, mutant_cache, write_baseline, **options):
+        bank = Path(settings.BASE_DIR) / "fixtures" / "bank"
+        self.baseline_path = baseline or bank / mutation.BASELINE_NAME
+        if mutant_cache is None:
+            mutant_cache = Path(settings.BASE_DIR) / ".cache" / "mutants"
+        self.mutants = not no_mutants
+        self.cache = mutation.KillCache(None if str(mutant_cache) == "none" else mutant_cache)
         questions = Question.objects.select_related("exercise").prefetch_related(
             "hints", "quick_checks", "applications"
         )
@@ -40,6 +72,26 @@ class Command(BaseCommand):
         questions = list(questions.exclude(status=Question.Status.ARCHIVED))
         with ThreadPoolExecutor(max_workers=settings.GRADER_SLOTS) as executor:
             outcomes = list(executor.map(self.verify, questions))
+        scores = [o.mutants for o in outcomes if o.mutants is not None]
+        for score in scores:
+            self.stdout.write(score.line())
+        if scores:
+            known = mutation.read_baseline(self.baseline_path)
+            ran = {s.slug for s in scores}
+            if write_baseline:
+                kept = {(slug, m) for slug, m in known if slug not in ran}
+                survivors = {(s.slug, m) for s in scores for m in s.survived}
+                self.baseline_path.write_text(
+                    mutation.format_baseline(kept | survivors), encoding="utf-8"
+                )
+                self.stdout.write(
+                    f"wrote {len(kept | survivors)} survivors to {self.baseline_path}"
+                )
+            else:
+                ids = {o.slug: o.mutant_ids for o in outcomes}
+                ratchet = mutation.ratchet_problems(scores, known, all_mutants=ids)
+                for outcome in outcomes:
+                    outcome.problems += ratchet.get(outcome.slug, [])
         failed = [o for o in outcomes if o.problems]
         for outcome in failed:
             for problem in outcome.problems:
@@ -102,3 +154,17 @@ class Command(BaseCommand):
         )
         outcome.graded += len(verdicts)
         outcome.problems += [p for v in verdicts if (p := v.problem()) is not None]
+        if self.mutants and not outcome.problems:
+            statuses, cached, failed = grader_client.grade_mutants(
+                exercise, cache=self.cache, slots=settings.GRADER_SLOTS
+            )
+            outcome.problems += [f"mutant {m}: the grader failed to grade it" for m in failed]
+            outcome.graded += len(statuses) - cached
+            outcome.mutant_ids = set(statuses)
+            outcome.mutants = mutation.score(
+                exercise.question.slug, statuses, exercise.mutant_waivers or {}, cached=cached
+            )
+            stale = sorted(set(exercise.mutant_waivers or {}) - set(statuses))
+            outcome.problems += [
+                f"exercise.yaml: mutant_waivers: {m} is no longer generated" for m in stale
+            ]

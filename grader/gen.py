@@ -1,0 +1,256 @@
+"""Generated stress inputs for check code: ``gen`` in every check's namespace (issue 23).
+
+A check draws its inputs from a declared domain instead of one hand-picked case, and every domain
+always yields the stress families that wrong code trips on:
+
+    cases = gen.floats((4, 7), dtype=torch.float64)       # every float family, small first
+    outs = gen.each(cases, lambda x: my_softmax(x, dim=-1))
+    # compare: outs
+
+Why a seeded generator written here and not Hypothesis' strategies: the reference and the
+submission run in two separate sandboxed processes and must see the very same inputs, and the
+verdict is decided outside both (DESIGN.md). Hypothesis draws examples inside a test loop that
+runs the code under test, decides pass or fail in the same process and shrinks by re-running it:
+exactly what the sandbox must not do, and its ``.example()`` is documented as non-reproducible.
+What is kept from it is the idea: declared domains, families of edge cases always included, and
+a smallest-first order, so the first case that differs is the smallest one (the "shrunk"
+example, found without re-running anything).
+
+Every draw comes from a ``torch.Generator`` seeded with the check's seed (0, or the per-run seed
+the zygote drew), created before the check's code runs: nothing the submission does with the
+global RNG shifts the inputs. ``gen.each`` records each case's family and size; the runner sends
+them with the check's values, and the trusted side names the smallest failing case's family.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+# Families, in the order they are listed within one size.
+FLOAT_FAMILIES = (
+    "empty",  # a size-0 batch
+    "single",  # every dimension of size 1
+    "batch-of-one",  # the first dimension of size 1
+    "ordinary",  # randn
+    "offset",  # 1e4 + randn: a large offset with small gaps (E[x^2] - E[x]^2 cancels)
+    "overflow",  # magnitudes past exp()'s overflow for the dtype (softmax, logsumexp)
+    "ties",  # small integers: exact ties, whole rows equal
+    "near-ties",  # ties plus a few ulps: argmax/top-k decided by rounding
+    "non-contiguous",  # a transposed view
+    "expanded",  # stride 0 along the first dimension (all rows alias one storage row)
+)
+NONFINITE = "nonfinite"  # NaN, +inf and -inf, only where the contract defines them
+MANY_CLASSES = "many-classes"  # the last dimension widened to MANY_CLASSES_SIZE
+MANY_CLASSES_SIZE = 257
+MAX_LOGGED = 64  # cases whose family and size a check reports
+
+
+@dataclass(frozen=True)
+class Case:
+    family: str
+    size: int  # numel of the value (of its first tensor, for tuples)
+    value: Any
+
+
+class Gen:
+    """One check's generator: a seeded torch.Generator and the log of the cases it ran."""
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self.rng = torch.Generator().manual_seed(seed)
+        self.log: list[tuple[str, int]] = []
+
+    # --- primitives, all on this check's own generator -----------------------------------
+
+    def randn(self, *shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        return torch.randn(shape, generator=self.rng, dtype=dtype)
+
+    def randint(self, low: int, high: int, *shape: int) -> torch.Tensor:
+        return torch.randint(low, high, shape, generator=self.rng)
+
+    def rand(self, *shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        return torch.rand(shape, generator=self.rng, dtype=dtype)
+
+    def choice(self, options: Sequence[Any]) -> Any:
+        return options[int(torch.randint(0, len(options), (), generator=self.rng))]
+
+    # --- domains ---------------------------------------------------------------------------
+
+    def floats(
+        self,
+        shape: Sequence[int],
+        *,
+        dtype: torch.dtype = torch.float32,
+        families: Iterable[str] | None = None,
+        nonfinite: bool = False,
+        many_classes: bool = False,
+        device: str = "cpu",
+    ) -> list[Case]:
+        """Floating tensors of ``shape`` (or its edge sizes) in every family, small first.
+
+        ``nonfinite``: add NaN/inf inputs (only where the contract says what they give);
+        ``many_classes``: add a case whose last dimension is MANY_CLASSES_SIZE wide."""
+        shape = tuple(int(n) for n in shape)
+        chosen = list(FLOAT_FAMILIES if families is None else families)
+        if nonfinite and NONFINITE not in chosen:
+            chosen.append(NONFINITE)
+        if many_classes and MANY_CLASSES not in chosen:
+            chosen.append(MANY_CLASSES)
+        cases = [self._float_case(family, shape, dtype) for family in chosen]
+        ordered = _small_first(cases, chosen)
+        if device != "cpu":
+            ordered = [Case(c.family, c.size, c.value.to(device)) for c in ordered]
+        return ordered
+
+    def labels(
+        self,
+        batch: int,
+        classes: int,
+        *,
+        families: Iterable[str] | None = None,
+    ) -> list[Case]:
+        """Integer class indices in [0, classes): ordinary, all one class, the edge classes,
+        a batch of 0 and of 1, small first."""
+        chosen = list(families or ("empty", "single", "ordinary", "one-class", "edge-classes"))
+        made: list[Case] = []
+        for family in chosen:
+            if family == "empty":
+                value = torch.zeros(0, dtype=torch.long)
+            elif family == "single":
+                value = self.randint(0, classes, 1)
+            elif family == "one-class":
+                value = torch.full((batch,), int(self.randint(0, classes)), dtype=torch.long)
+            elif family == "edge-classes":
+                value = torch.tensor([0, classes - 1] * (batch // 2 + 1))[:batch]
+            elif family == "ordinary":
+                value = self.randint(0, classes, batch)
+            else:
+                raise ValueError(f"unknown label family {family!r}")
+            made.append(Case(family, value.numel(), value))
+        return _small_first(made, chosen)
+
+    def cases(self, make: Callable[[str, Gen], Any], families: Iterable[str]) -> list[Case]:
+        """A domain of the check's own: ``make(family, gen)`` builds one value per family."""
+        chosen = list(families)
+        made = []
+        for family in chosen:
+            value = make(family, self)
+            made.append(Case(family, _size(value), value))
+        return _small_first(made, chosen)
+
+    # --- running them ----------------------------------------------------------------------
+
+    def each(self, cases: Iterable[Case], fn: Callable[..., Any]) -> list[Any]:
+        """``fn(case.value)`` for every case (a tuple value is spread as arguments); a case on
+        which ``fn`` raises gives the exception's class name, like ``raises``. The family and
+        size of each case are recorded, in order, for the verdict."""
+        out: list[Any] = []
+        for case in cases:
+            self.log.append((case.family, case.size))
+            args = case.value if type(case.value) is tuple else (case.value,)
+            try:
+                out.append(fn(*args))
+            except Exception as error:
+                out.append(type(error).__name__)
+        return out
+
+    def _float_case(self, family: str, shape: tuple[int, ...], dtype: torch.dtype) -> Case:
+        value = _float_case_value(self, family, shape, dtype)
+        return Case(family, value.numel(), value)
+
+    # --- modules and state -----------------------------------------------------------------
+
+    def mixed_modes(self, model: torch.nn.Module) -> list[bool]:
+        """Put every submodule of ``model`` in a seeded mix of train and eval modes (the root
+        too, never all alike when there are two or more), and return the modes in
+        ``model.modules()`` order: compare them after the call to catch a function that
+        restores one flag for the whole tree (``model.train(flag)``)."""
+        modules = list(model.modules())
+        flags = [bool(int(self.randint(0, 2))) for _ in modules]
+        if len(flags) > 1 and len(set(flags)) == 1:
+            flags[-1] = not flags[-1]
+        for module, flag in zip(modules, flags, strict=True):
+            module.training = flag
+        return flags
+
+    @staticmethod
+    def modes(model: torch.nn.Module) -> list[bool]:
+        return [m.training for m in model.modules()]
+
+    @staticmethod
+    def subclass(cls: type) -> type:
+        """A trivial subclass of ``cls``: code that tests ``type(m) in (...)`` misses it."""
+        return type(f"My{cls.__name__}", (cls,), {})
+
+    def aliased(self, n: int, dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, ...]:
+        """Two tensors that share storage: ``a`` and a view ``b`` of its second half."""
+        a = self.randn(2 * n, dtype=dtype)
+        return a, a[n:]
+
+
+def _size(value: Any) -> int:
+    if isinstance(value, torch.Tensor):
+        return value.numel()
+    if type(value) in (tuple, list) and value:
+        return _size(value[0])
+    return 0
+
+
+def _small_first(cases: list[Case], order: list[str]) -> list[Case]:
+    rank = {family: index for index, family in enumerate(order)}
+    return sorted(cases, key=lambda c: (c.size, rank.get(c.family, len(rank))))
+
+
+def _overflow_scale(dtype: torch.dtype) -> float:
+    # 1.5 x the largest x with finite exp(x): past it for float32 (88.7) and float64 (709.8).
+    return 1.5 * math.log(torch.finfo(dtype).max)
+
+
+def _float_case_value(  # noqa: C901 - one branch per family
+    gen: Gen, family: str, shape: tuple[int, ...], dtype: torch.dtype
+) -> torch.Tensor:
+    randn = gen.randn
+    if family == "empty":
+        return randn(0, *shape[1:], dtype=dtype)
+    if family == "single":
+        return randn(*([1] * len(shape)), dtype=dtype)
+    if family == "batch-of-one":
+        return randn(1, *shape[1:], dtype=dtype)
+    if family == "ordinary":
+        return randn(*shape, dtype=dtype)
+    if family == "offset":
+        return randn(*shape, dtype=dtype) + 1e4
+    if family == "overflow":
+        return randn(*shape, dtype=dtype) * _overflow_scale(dtype)
+    if family == "ties":
+        value = gen.randint(-2, 3, *shape).to(dtype)
+        if value.ndim and value.shape[0]:
+            value[0] = 1.0  # one whole row of equal values
+        return value
+    if family == "near-ties":
+        ties = gen.randint(-2, 3, *shape).to(dtype)
+        eps = torch.finfo(dtype).eps
+        return ties * (1 + 4 * eps * gen.randint(-2, 3, *shape).to(dtype))
+    if family == "non-contiguous":
+        if len(shape) >= 2:
+            return randn(*shape[:-2], shape[-1], shape[-2], dtype=dtype).transpose(-1, -2)
+        return randn(2 * shape[0] if shape else 2, dtype=dtype)[::2]
+    if family == "expanded":
+        if not shape:
+            return randn(dtype=dtype)
+        return randn(1, *shape[1:], dtype=dtype).expand(*shape)
+    if family == NONFINITE:
+        value = randn(*shape, dtype=dtype)
+        flat = value.view(-1)
+        for index, special in zip((0, 2, 4), (math.nan, math.inf, -math.inf), strict=True):
+            if index < flat.numel():
+                flat[index] = special
+        return value
+    if family == MANY_CLASSES:
+        return randn(*shape[:-1], MANY_CLASSES_SIZE, dtype=dtype) * 3
+    raise ValueError(f"unknown float family {family!r}")

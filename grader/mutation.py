@@ -1,0 +1,139 @@
+"""Mutation testing of an exercise: scoring its mutants and the ratchet (issue 23).
+
+Standard library only (the Django side's verify_bank drives it; grading goes through
+practice/grader_client.py). A mutant is *killed* when its verdict is anything but "passed",
+*waived* when exercise.yaml's ``mutant_waivers`` names it (an equivalent mutant, with the reason),
+and *survives* otherwise. The **baseline** (``fixtures/bank/mutants-baseline.txt``) lists the
+survivors not killed yet, one ``<slug> <mutant id>`` a line: a survivor outside it fails
+verification, and so does a baseline line that no longer survives, so the file can only shrink.
+The issue that asked for this is done when it is empty.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+BASELINE_NAME = "mutants-baseline.txt"
+# Grader files whose change can turn a cached kill into a survivor: part of every cache key.
+_GRADER_FILES = ("compare.py", "gen.py", "runner.py", "verdict.py", "mutate.py")
+
+
+@dataclass
+class Score:
+    slug: str
+    generated: int = 0
+    killed: list[str] = field(default_factory=list)
+    waived: list[str] = field(default_factory=list)
+    survived: list[str] = field(default_factory=list)
+    cached: int = 0  # kills read from the cache instead of graded
+
+    def line(self) -> str:
+        return (
+            f"{self.slug}: mutants {self.generated} generated, {len(self.killed)} killed, "
+            f"{len(self.waived)} waived, {len(self.survived)} survived"
+            f" ({self.cached} kills from the cache)"
+        )
+
+
+def score(
+    slug: str,
+    results: Mapping[str, str],
+    waivers: Mapping[str, str],
+    *,
+    cached: int = 0,
+) -> Score:
+    """``results``: mutant id -> verdict status."""
+    out = Score(slug=slug, generated=len(results), cached=cached)
+    for mutant_id, status in sorted(results.items()):
+        if status != "passed":
+            out.killed.append(mutant_id)
+        elif mutant_id in waivers:
+            out.waived.append(mutant_id)
+        else:
+            out.survived.append(mutant_id)
+    return out
+
+
+def read_baseline(path: Path) -> set[tuple[str, str]]:
+    if not path.is_file():
+        return set()
+    entries = set()
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if line:
+            slug, _, mutant_id = line.partition(" ")
+            entries.add((slug, mutant_id.strip()))
+    return entries
+
+
+def format_baseline(entries: Iterable[tuple[str, str]]) -> str:
+    header = (
+        "# Mutants that still survive their exercise's checks (issue 23): `<slug> <mutant id>`.\n"
+        "# verify_bank fails on a survivor not listed here and on a line that no longer\n"
+        "# survives, so this list only shrinks. Kill a mutant with a better check, or waive it\n"
+        "# in exercise.yaml (mutant_waivers) when it is equivalent; then delete its line.\n"
+    )
+    return header + "".join(f"{slug} {mutant_id}\n" for slug, mutant_id in sorted(entries))
+
+
+def ratchet_problems(
+    scores: Iterable[Score], baseline: set[tuple[str, str]], *, all_mutants: Mapping[str, set[str]]
+) -> dict[str, list[str]]:
+    """Per slug, why its mutation run fails: an unwaived survivor outside the baseline, or a
+    baseline entry (of a slug that was run) that no longer survives. ``all_mutants``: per slug
+    run, the ids generated."""
+    problems: dict[str, list[str]] = {}
+    for result in scores:
+        survivors = set(result.survived)
+        listed = {m for slug, m in baseline if slug == result.slug}
+        for mutant_id in sorted(survivors - listed):
+            problems.setdefault(result.slug, []).append(
+                f"mutant {mutant_id} survives every check: kill it with a check, or waive it in "
+                f"exercise.yaml if it is equivalent"
+            )
+        for mutant_id in sorted(listed - survivors):
+            why = (
+                "is killed or waived now"
+                if mutant_id in all_mutants.get(result.slug, set())
+                else "is no longer generated"
+            )
+            problems.setdefault(result.slug, []).append(
+                f"{BASELINE_NAME} lists mutant {mutant_id}, which {why}: delete its line"
+            )
+    return problems
+
+
+def cache_key(mutant_source: str, job: Mapping[str, Any]) -> str:
+    """The content hash a kill is cached under: the mutant, everything of the job that decides
+    its verdict, and the grader files that compare and generate."""
+    here = Path(__file__).resolve().parent
+    grader = [(here / name).read_text(encoding="utf-8") for name in _GRADER_FILES]
+    material = [
+        mutant_source,
+        job.get("reference"),
+        job.get("checks"),
+        job.get("forbid"),
+        job.get("time_limit"),
+        grader,
+    ]
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+class KillCache:
+    """Kills by content hash, one empty file each (only kills: a survivor is always regraded)."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+
+    def killed(self, key: str) -> bool:
+        return self.folder is not None and (self.folder / key).is_file()
+
+    def record(self, key: str) -> None:
+        if self.folder is not None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            (self.folder / key).touch()

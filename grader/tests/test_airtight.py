@@ -1,0 +1,189 @@
+"""Checks airtight by construction (issue 23), through the real sandbox: generated inputs and
+the smallest failing case, float64 tolerances that reject a float32 computation, mixed modes, and
+per-run seeds for every hidden check."""
+
+from __future__ import annotations
+
+import textwrap
+
+from grader import jobs, mutate
+
+
+def job_for(code: str, reference: str, checks: list[dict]) -> dict:
+    return {
+        "code": textwrap.dedent(code),
+        "reference": textwrap.dedent(reference),
+        "checks": checks,
+    }
+
+
+SOFTMAX = """
+import torch
+def softmax(x):
+    return (x - x.amax(dim=-1, keepdim=True)).softmax(dim=-1)
+"""
+
+
+def test_a_float64_function_computed_in_float32_fails_a_float64_check(pool):
+    reference = """
+    import torch
+    def variance(x):
+        return ((x - x.mean(dim=-1, keepdim=True)) ** 2).mean(dim=-1)
+    """
+    float32 = """
+    import torch
+    def variance(x):
+        y = x.float()
+        return ((y - y.mean(dim=-1, keepdim=True)) ** 2).mean(dim=-1).double()
+    """
+    checks = [{"name": "float64", "code": "out = variance(torch.randn(4, 16, dtype=torch.float64))",
+               "compare": "out"}]  # fmt: skip
+    assert pool.grade(job_for(reference, reference, checks))["status"] == "passed"
+    result = pool.grade(job_for(float32, reference, checks))
+    assert result["status"] == "failed"
+    # The message still states the tolerance, and it is float64's own.
+    assert result["checks"][0]["message"] == (
+        "values differ beyond the tolerance (rtol=1e-10, atol=1e-12)"
+    )
+
+
+def test_a_check_of_its_own_cannot_loosen_float64_past_float32_rounding(pool):
+    reference = "def f(x):\n    return x.exp()\n"
+    float32 = "def f(x):\n    return x.float().exp().double()\n"
+    checks = [{"name": "loose", "code": "out = f(torch.randn(64, dtype=torch.float64))",
+               "compare": "out", "rtol": 1e-4, "atol": 1e-4}]  # fmt: skip
+    result = pool.grade(job_for(float32, reference, checks))
+    assert result["status"] == "failed"
+    assert "rtol=1e-09, atol=1e-09" in result["checks"][0]["message"]
+
+
+def test_a_mode_restoring_bug_fails_a_mixed_mode_check(pool):
+    reference = """
+    import torch
+    def predict(model, x):
+        modes = [(m, m.training) for m in model.modules()]
+        model.eval()
+        with torch.no_grad():
+            out = model(x)
+        for m, flag in modes:
+            m.training = flag
+        return out
+    """
+    # Restores one flag for the whole tree: right whenever every submodule had the same mode.
+    bug = """
+    import torch
+    def predict(model, x):
+        was = model.training
+        model.eval()
+        with torch.no_grad():
+            out = model(x)
+        model.train(was)
+        return out
+    """
+    uniform = {
+        "name": "restores the mode",
+        "code": "model = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5), nn.Linear(3, 1))\n"
+        "out = predict(model, torch.randn(2, 3))\nmodes = gen.modes(model)",
+        "compare": ["out", "modes"],
+    }
+    mixed = {
+        "name": "restores mixed per-submodule modes",
+        "code": "model = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5), nn.Linear(3, 1))\n"
+        "before = gen.mixed_modes(model)\nout = predict(model, torch.randn(2, 3))\n"
+        "after = gen.modes(model)",
+        "compare": ["before", "after", "out"],
+    }
+    assert pool.grade(job_for(reference, reference, [uniform, mixed]))["status"] == "passed"
+    result = pool.grade(job_for(bug, reference, [uniform, mixed]))
+    assert {c["name"]: c["status"] for c in result["checks"]} == {
+        "restores the mode": "passed",
+        "restores mixed per-submodule modes": "failed",
+    }
+    assert result["checks"][1]["message"].startswith("`after`: ")
+
+
+def test_a_generated_check_names_the_smallest_failing_family(pool):
+    naive = """
+    import torch
+    def softmax(x):
+        e = x.exp()
+        return e / e.sum(dim=-1, keepdim=True)
+    """
+    checks = [
+        {
+            "name": "every family",
+            "code": "cases = gen.floats((3, 5))\nouts = gen.each(cases, softmax)",
+            "compare": "outs",
+        }
+    ]
+    assert pool.grade(job_for(SOFTMAX, SOFTMAX, checks))["status"] == "passed"
+    result = pool.grade(job_for(naive, SOFTMAX, checks))
+    entry = result["checks"][0]
+    assert entry["status"] == "failed"
+    # exp overflows first on the 1e4 offset (15 values; empty, single and batch-of-one pass).
+    assert entry["case"] == {"family": "offset", "size": 15}
+    # (How the message locates it inside the list is helper "sandbox"'s part, issue 24.)
+    assert entry["message"].endswith("NaN or infinite values where finite ones were expected")
+
+
+def test_generated_inputs_do_not_depend_on_what_the_submission_draws(pool):
+    # The submission consumes the global RNG and reseeds it; gen has its own generator.
+    greedy = """
+    import torch
+    def softmax(x):
+        torch.manual_seed(123)
+        torch.rand(1000)
+        return (x - x.amax(dim=-1, keepdim=True)).softmax(dim=-1)
+    """
+    checks = [
+        {
+            "name": "twice",
+            "code": "a = gen.each(gen.floats((2, 4)), softmax)\n"
+            "b = gen.each(gen.floats((2, 4)), softmax)",
+            "compare": ["a", "b"],
+        }
+    ]
+    assert pool.grade(job_for(greedy, SOFTMAX, checks))["status"] == "passed"
+
+
+def test_every_hidden_check_runs_on_a_per_run_seed_and_visible_ones_on_seed_zero():
+    hidden = jobs.normalize_check({"name": "h", "code": "", "compare": "1"}, 0)
+    visible = jobs.normalize_check({"name": "v", "visible": True, "code": "", "compare": "1"}, 1)
+    assert hidden["seed"] == jobs.PER_RUN
+    assert visible["seed"] is None
+
+
+def test_hidden_inputs_change_between_seeds_and_the_reference_sees_the_same(pool):
+    reference = "import torch\ndef draw():\n    return torch.rand(3)\n"
+    checks = [{"name": "draw", "code": "out = draw()", "compare": "out"}]
+    # A submission that replays the values of seed 0 fails once the seed is drawn per run.
+    replay = (
+        "import torch\ndef draw():\n    g = torch.Generator().manual_seed(0)\n"
+        "    return torch.rand(3, generator=g)\n"
+    )
+    assert pool.grade(job_for(reference, reference, checks))["status"] == "passed"
+    assert pool.grade(job_for(replay, reference, checks))["status"] == "failed"
+
+
+def test_the_float32_and_detach_mutants_of_a_float64_reference_fail_its_checks(pool):
+    reference = """
+    import torch
+    def standardize(x):
+        centered = x - x.mean(dim=-1, keepdim=True)
+        return centered / centered.pow(2).mean(dim=-1, keepdim=True).sqrt()
+    """
+    checks = [
+        {
+            "name": "float64 with an offset, and its gradient",
+            "code": "x = (torch.randn(3, 8, dtype=torch.float64) + 100).requires_grad_()\n"
+            "out = standardize(x)\nout.pow(3).sum().backward()",
+            "compare": ["out", "x.grad"],
+        }
+    ]
+    found = {m.id: m for m in mutate.mutants(textwrap.dedent(reference))}
+    assert pool.grade(job_for(reference, reference, checks))["status"] == "passed"
+    for mutant_id in ("float32:standardize", "keepdim:4:1", "mean-sum:5:1"):
+        result = pool.grade(job_for(found[mutant_id].source, reference, checks))
+        assert result["status"] == "failed", mutant_id
+    detached = pool.grade(job_for(found["detach-added:standardize"].source, reference, checks))
+    assert detached["status"] == "failed"  # backward() through a detached output raises
