@@ -179,7 +179,9 @@ def check_errors(check: Any) -> Errors:
     return errors
 
 
-_NOTE_RE = re.compile(r"^(Misconception|Hint):", re.MULTILINE)
+# A `Correction:` line (what is true, issue 27) may follow the hint; it is split off so that it
+# never reads as part of the hint.
+_NOTE_RE = re.compile(r"^(Misconception|Hint|Correction):", re.MULTILINE)
 
 
 def wrong_solution_notes(code: str) -> dict[str, str] | None:

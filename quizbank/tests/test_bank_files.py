@@ -343,6 +343,16 @@ def test_wrong_solution_notes_are_read_from_the_docstring():
     assert wrong_solution_notes("x = 1\n") is None
 
 
+def test_a_correction_line_is_not_read_as_part_of_the_hint():
+    from quizbank.bank.schema import wrong_solution_notes
+
+    code = (
+        '"""Misconception: Doubling adds two.\n\nHint: Try 3.\n\n'
+        'Correction: Doubling multiplies by two.\n"""\n'
+    )
+    assert wrong_solution_notes(code) == {"misconception": "Doubling adds two.", "hint": "Try 3."}
+
+
 def test_check_code_that_compares_in_the_sandbox_is_rejected(good_bank, capsys):
     meta = yaml.safe_load((good_bank / "doubling" / "exercise.yaml").read_text())
     meta["checks"][1]["code"] = "out = double(torch.arange(3.0))\nsame = torch.equal(out, out)"
