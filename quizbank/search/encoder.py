@@ -49,7 +49,7 @@ LAYER_NORM_EPS = 1e-12
 MAX_TOKENS = 128
 # Texts encoded together: padded to the longest of the batch, so similar lengths go together.
 BATCH = 16
-QUERY_CACHE_SIZE = 512
+QUERY_CACHE_SIZE = 1024
 
 
 class EncoderUnavailable(Exception):
@@ -70,6 +70,19 @@ def model_dir() -> Path | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     return Path(next(iter(spec.submodule_search_locations))) / MODEL_DIR
+
+
+def missing_files() -> str:
+    """What is missing for the encoder, found without loading it ("" when nothing is): its
+    package or files, numpy or tokenizers. Hashes are checked when it loads."""
+    for module in ("numpy", "tokenizers"):
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not installed"
+    directory = model_dir()
+    if directory is None:
+        return f"the {MODEL_PACKAGE} package is not installed"
+    absent = [name for name in FILES if not (directory / name).is_file()]
+    return f"{', '.join(absent)} not found in {directory.name}" if absent else ""
 
 
 def _read_checked(directory: Path, name: str) -> bytes:

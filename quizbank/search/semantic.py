@@ -48,7 +48,7 @@ SEMANTIC_WEIGHT = 0.6
 # Cosine similarities (unit vectors) of a query to a question's embedding, measured on the dev set:
 # from SEMANTIC_STRONG a question is about what the query means, even sharing none of its words;
 # under SEMANTIC_WEAK the query means nothing the bank is about.
-SEMANTIC_STRONG = 0.55
+SEMANTIC_STRONG = 0.5
 SEMANTIC_WEAK = 0.35
 # Questions that meaning alone adds: within this much of the best similarity, at most this many.
 SEMANTIC_MARGIN = 0.08
@@ -120,6 +120,8 @@ def prime(items: list[tuple[str, str]]) -> None:
 def embed(text: str, title: str) -> bytes | None:
     """The stored form of a question's embedding (float16, little-endian), from its
     `embedding_text` and title; None without the encoder."""
+    if encoder_module.encoder() is None:
+        return None
     key = embedding_key(text)
     if key not in _MEMO:
         prime([(text, title)])
@@ -253,12 +255,11 @@ def fuse(full_text: list[int], similar: Similar, terms: list[Term]) -> list[int]
 
 
 def semantic_only(similar: Similar) -> list[int]:
-    """The nearest questions alone (bench/search_quality.py's "semantic" column): nothing under
-    SEMANTIC_WEAK, else those within SEMANTIC_MARGIN of the best."""
+    """The nearest questions alone (bench/search_quality.py's "semantic" column): nothing when
+    the best is under SEMANTIC_WEAK, else the ten nearest."""
     if similar.best < SEMANTIC_WEAK:
         return []
-    floor = max(SEMANTIC_WEAK, similar.best - SEMANTIC_MARGIN)
-    return [pk for pk, score in similar.ranked[:10] if score >= floor]
+    return [pk for pk, _ in similar.ranked[:10]]
 
 
 def fill(queryset: QuerySet) -> int:
