@@ -183,7 +183,7 @@ class Encoder:
         for i in range(LAYERS):
             p = f"encoder.layer.{i}."
 
-            def get(name: str, p: str = p) -> np.ndarray:
+            def get(name: str, p: str = p) -> Any:
                 return w[p + name]
 
             # Query, key and value in one product; weights stored transposed (in x out).
@@ -273,6 +273,11 @@ class Encoder:
                 mask[row, : len(tokens)] = 1
             out[chosen] = self._forward(ids, mask)
         return out
+
+    def forget_queries(self) -> None:
+        """Empty the queries' cache (bench/api.py times a query never typed before)."""
+        with self._lock:
+            self._cache.clear()
 
     def query(self, text: str) -> np.ndarray:
         """The unit vector of a query, cached (the same words are searched again as a learner
