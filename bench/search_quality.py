@@ -392,6 +392,8 @@ class Report:
     off_topic: int = 0
     false_positive_rate: float = 0.0
     misses: list[str] = field(default_factory=list)
+    # Top-5 by the style a set labels its queries with (held-out-v3: paraphrase, symptom, ...).
+    top5_by_style: dict[str, float] = field(default_factory=dict)
 
 
 # Sets written apart from the main one, in bench/search_queries_<name>.yaml. held-out: before the
@@ -419,6 +421,15 @@ def query_set(name: str) -> tuple[list[tuple[str, list[str]]], list[str]]:
     return labelled, [str(q) for q in data["off_topic"]]
 
 
+def query_styles(name: str) -> dict[str, str]:
+    """Each labelled query's style, where the set says (held-out-v3)."""
+    import yaml
+
+    path = ROOT / "bench" / f"search_queries_{FILES.get(name, name)}.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return {str(q["query"]): str(q["style"]) for q in data["labelled"] if q.get("style")}
+
+
 def heldout() -> tuple[list[tuple[str, list[str]]], list[str]]:
     return query_set("held-out")
 
@@ -427,6 +438,7 @@ def evaluate(
     slugs: set[str],
     queries: list[tuple[str, list[str]]] | None = None,
     off_topic: list[str] | None = None,
+    styles: dict[str, str] | None = None,
 ) -> Report:
     """Run every query (the main set unless given) through the search on the current database,
     against the `slugs` it holds."""
@@ -438,6 +450,7 @@ def evaluate(
     report = Report()
     hits1 = hits5 = 0
     reciprocal = 0.0
+    by_style: dict[str, list[int]] = {}
     for text, expected in queries:
         wanted = [s for s in expected if s in slugs]
         if not wanted:
@@ -450,6 +463,10 @@ def evaluate(
         rank = next((i for i, slug in enumerate(found, 1) if slug in wanted), None)
         hits1 += rank == 1
         hits5 += rank is not None and rank <= 5
+        if styles and text in styles:
+            counts = by_style.setdefault(styles[text], [0, 0])
+            counts[0] += rank is not None and rank <= 5
+            counts[1] += 1
         reciprocal += 1 / rank if rank else 0.0
         if rank != 1:
             report.misses.append(f"{text!r}: wanted {wanted[0]}, rank {rank}; got {found[:3]}")
@@ -463,6 +480,7 @@ def evaluate(
     n = max(report.queries, 1)
     report.top1, report.top5, report.mrr = hits1 / n, hits5 / n, reciprocal / n
     report.false_positive_rate = false_positives / max(report.off_topic, 1)
+    report.top5_by_style = {style: hit / n for style, (hit, n) in sorted(by_style.items())}
     return report
 
 
@@ -490,7 +508,8 @@ def _run_one(database_url: str) -> None:
     for mode, _ in MODES:
         with override_settings(SEARCH_SEMANTIC=mode):
             for name, (queries, off_topic) in sets.items():
-                report = evaluate(slugs, queries, off_topic)
+                styles = query_styles(name) if name != "main" else None
+                report = evaluate(slugs, queries, off_topic, styles)
                 reports.setdefault(name, {})[mode] = asdict(report)
     print(json.dumps({"encoder": status().detail, "reports": reports}))
 
@@ -553,6 +572,12 @@ def _print(label: str, name: str, by_mode: dict[str, dict[str, Any]], *, verbose
         f"{label:<11} {name:<12} {first.queries:>3d} + {first.off_topic:<3d} {cells}"
         + (f"   ({first.skipped} skipped: slugs not in the bank)" if first.skipped else "")
     )
+    if first.top5_by_style:
+        for style in first.top5_by_style:
+            cells = "  ".join(
+                f"{f'top-5 {r.top5_by_style[style]:.1%}':<42}" for r in reports.values()
+            )
+            print(f"{'':<11} {'  ' + style:<22} {cells}")
     if verbose:
         for mode, report in reports.items():
             print("\n".join(f"    [{mode}] {miss}" for miss in report.misses))

@@ -18,6 +18,7 @@ a query that neither means anything the bank is about nor names anything it hold
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import threading
@@ -149,17 +150,56 @@ class Vectors:
     head_counts: dict[str, int]
     questions: int
 
+    @functools.cached_property
+    def index(self) -> dict[int, int]:
+        return {pk: i for i, pk in enumerate(self.pks)}
+
 
 @dataclass
 class Similar:
-    """A query's nearest questions, most similar first, with what `fuse` weighs them by."""
+    """A query's cosine similarity to each question (numpy, in `vectors` order). Only the few
+    nearest are listed in Python: on 10,000 questions a list of them all cost more than the
+    product."""
 
-    ranked: list[tuple[int, float]]
+    scores: np.ndarray
     vectors: Vectors
+
+    @functools.cached_property
+    def ascending(self) -> np.ndarray:
+        import numpy as np
+
+        return np.sort(self.scores)
 
     @property
     def best(self) -> float:
-        return self.ranked[0][1] if self.ranked else 0.0
+        return float(self.ascending[-1]) if len(self.scores) else 0.0
+
+    def nearest(self, count: int) -> list[tuple[int, float]]:
+        """The `count` most similar questions, most similar first."""
+        import numpy as np
+
+        count = min(count, len(self.scores))
+        if not count:
+            return []
+        chosen = np.argpartition(-self.scores, count - 1)[:count]
+        chosen = chosen[np.argsort(-self.scores[chosen], kind="stable")]
+        return [(self.vectors.pks[i], float(self.scores[i])) for i in chosen]
+
+    def ranks(self, pks: list[int]) -> list[int]:
+        """Each question's rank by similarity (1 = nearest); past the last for one without an
+        embedding."""
+        import numpy as np
+
+        last = len(self.scores) + 1
+        where = [self.vectors.index.get(pk) for pk in pks]
+        known = [i for i in where if i is not None]
+        if not known:
+            return [last] * len(pks)
+        higher = len(self.scores) - np.searchsorted(
+            self.ascending, self.scores[known], side="right"
+        )
+        ranks = iter((higher + 1).tolist())
+        return [last if i is None else next(ranks) for i in where]
 
 
 _READ: dict[tuple[str, str], Vectors] = {}
@@ -208,11 +248,7 @@ def similarities(queryset: QuerySet, text: str) -> Similar | None:
     if model is None:
         return None
     found = vectors(queryset)
-    if not found.pks:
-        return Similar([], found)
-    scores = found.matrix @ model.query(text)
-    order = scores.argsort()[::-1]
-    return Similar([(found.pks[i], float(scores[i])) for i in order], found)
+    return Similar(found.matrix @ model.query(text), found)
 
 
 def distinctive(terms: list[Term], found: Vectors) -> bool:
@@ -240,17 +276,15 @@ def fuse(full_text: list[int], similar: Similar, terms: list[Term]) -> list[int]
     if not full_text and best < SEMANTIC_STRONG:
         return []
     floor = max(SEMANTIC_WEAK, best - SEMANTIC_MARGIN)
-    near = [pk for pk, score in similar.ranked[:SEMANTIC_EXTRA] if score >= floor]
-    semantic_rank = {pk: rank for rank, (pk, _) in enumerate(similar.ranked, 1)}
-    last = len(similar.ranked) + 1
+    nearest = similar.nearest(SEMANTIC_EXTRA)
     scores: dict[int, float] = {}
-    for rank, pk in enumerate(full_text, 1):
-        scores[pk] = FULL_TEXT_WEIGHT / (RRF_K + rank) + SEMANTIC_WEIGHT / (
-            RRF_K + semantic_rank.get(pk, last)
-        )
-    for pk in near:
-        if pk not in scores:
-            scores[pk] = SEMANTIC_WEIGHT / (RRF_K + semantic_rank[pk])
+    for rank, (pk, semantic_rank) in enumerate(
+        zip(full_text, similar.ranks(full_text), strict=True), 1
+    ):
+        scores[pk] = FULL_TEXT_WEIGHT / (RRF_K + rank) + SEMANTIC_WEIGHT / (RRF_K + semantic_rank)
+    for rank, (pk, score) in enumerate(nearest, 1):
+        if pk not in scores and score >= floor:
+            scores[pk] = SEMANTIC_WEIGHT / (RRF_K + rank)
     return sorted(scores, key=lambda pk: -scores[pk])
 
 
@@ -259,7 +293,7 @@ def semantic_only(similar: Similar) -> list[int]:
     the best is under SEMANTIC_WEAK, else the ten nearest."""
     if similar.best < SEMANTIC_WEAK:
         return []
-    return [pk for pk, _ in similar.ranked[:10]]
+    return [pk for pk, _ in similar.nearest(10)]
 
 
 def fill(queryset: QuerySet) -> int:
