@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('quizbank', '0009_question_tag_arrays'),
+        ('quizbank', '0010_exercise_mutant_waivers'),
     ]
 
     operations = [
