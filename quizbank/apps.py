@@ -7,7 +7,7 @@ class QuizbankConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import signals
+        from . import health, signals  # noqa: F401 - health registers its system check
         from .api import views
         from .api_router import router
 

@@ -98,8 +98,16 @@ class Question(models.Model):
     # prompt B, concepts C), kept small enough to stay inline, and the answer (D) on its own.
     search_vector = SearchVectorField(null=True, editable=False)
     answer_vector = SearchVectorField(null=True, editable=False)
+    # What the question means (quizbank/search/semantic.py): the sentence encoder's embedding of
+    # its title, concepts, prompt and the answer's first part, 384 float16; and the hash of the
+    # text it was computed from, so an unchanged question is not encoded again. Null where the
+    # encoder's files were not installed when it was saved (load_bank fills it in later).
+    embedding = models.BinaryField(null=True, editable=False)
+    embedding_key = models.CharField(max_length=64, blank=True, default="", editable=False)
 
-    history = HistoricalRecords(excluded_fields=["search_vector", "answer_vector"])
+    history = HistoricalRecords(
+        excluded_fields=["search_vector", "answer_vector", "embedding", "embedding_key"]
+    )
     objects = QuestionQuerySet.as_manager()
 
     class Meta:
@@ -121,6 +129,16 @@ class Question(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        fields = kwargs.get("update_fields")
+        if fields is None or {"title", "concepts", "prompt", "answer"} & set(fields):
+            from .search.semantic import refresh
+
+            refresh(self)
+            if fields is not None:
+                kwargs["update_fields"] = {*fields, "embedding", "embedding_key"}
+        super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
         # The question page is a public, stable URL; the learner app serves it.

@@ -10,6 +10,7 @@ from django.views.decorators.csp import csp_override
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from .api_router import router
+from .health import health
 
 
 def _page_urls():
@@ -36,6 +37,7 @@ def _docs(view):
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("health/", health, name="health"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", _docs(SpectacularSwaggerView), name="api-docs"),
     path("api/redoc/", _docs(SpectacularRedocView), name="api-redoc"),

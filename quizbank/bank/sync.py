@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..models import Application, Exercise, Hint, Question, QuickCheck, Topic
+from ..search import semantic
 from . import files, schema
 
 
@@ -208,6 +209,7 @@ def bank_load(*, paths: list[Path]) -> LoadReport:
             q.slug: q
             for q in _questions_for_sync().filter(slug__in=[r["slug"] for r in bank.records])
         }
+        changed = []
         for record in bank.records:
             wanted = canonical(record, topic_order)
             question = existing.get(record["slug"])
@@ -217,8 +219,27 @@ def bank_load(*, paths: list[Path]) -> LoadReport:
             ):
                 report.unchanged.append(record["slug"])
                 continue
+            changed.append((wanted, question))
+        # The changed questions' meaning, encoded together before each is saved.
+        semantic.prime(
+            [
+                (
+                    semantic.embedding_text(
+                        r["question"]["title"],
+                        r["question"]["concepts"],
+                        r["question"]["prompt"],
+                        r["answer"],
+                    ),
+                    r["question"]["title"],
+                )
+                for r, _ in changed
+            ]
+        )
+        for wanted, question in changed:
             _save_record(wanted, question, topics, applications)
-            (report.updated if question else report.created).append(record["slug"])
+            (report.updated if question else report.created).append(wanted["slug"])
+        # Unchanged questions saved while the encoder was missing (or by an older recipe).
+        semantic.fill(Question.objects.filter(slug__in=[r["slug"] for r in bank.records]))
     return report
 
 

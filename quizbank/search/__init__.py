@@ -30,9 +30,9 @@ from django.db.models import (
 )
 from django.db.models.functions import Cast
 
-from . import fallback, postgres
+from . import fallback, postgres, semantic
 from .highlight import highlight, question_search_fields, snippet
-from .terms import WORD_RE, Term, marked_words, search_terms
+from .terms import MAX_LENGTH, WORD_RE, Term, marked_words, search_terms
 
 BIGINT_ARRAY = ArrayField(BigIntegerField())
 
@@ -98,7 +98,14 @@ def question_search_results(queryset: QuerySet, text: str) -> SearchResults | No
         return SearchResults([], "") if WORD_RE.search(text.lower()) else None
     python = settings.SEARCH_RANKER == "python" or connection.vendor != "postgresql"
     backend = fallback if python else postgres
+    mode = settings.SEARCH_SEMANTIC
+    similar = None if mode == "off" else semantic.similarities(queryset, text[:MAX_LENGTH])
+    if similar is not None and mode == "only":
+        return SearchResults(semantic.semantic_only(similar), "")
     ids, terms = backend.ranked(queryset.order_by(), terms, text)
+    if similar is not None:
+        # Without the encoder (its files not installed), full text alone (health: "search").
+        ids = semantic.fuse(ids, similar, terms)
     return SearchResults(ids, marked_words(terms))
 
 

@@ -41,8 +41,11 @@ def test_search_finds_the_learners_question_in_the_real_bank(bank_slugs):
     report = _quality().evaluate(bank_slugs)
     assert report.queries >= 200
     assert report.top5 >= 0.99, report.misses
-    assert report.top1 >= 0.93, report.misses
-    assert report.mrr >= 0.96, report.misses
+    # Fused with meaning (issue 30) the main set's top-1 fell from 94.8% to 92.0% and its MRR
+    # from 0.970 to 0.956 while every set written apart gained: meaning reorders some of full
+    # text's close first places.
+    assert report.top1 >= 0.91, report.misses
+    assert report.mrr >= 0.95, report.misses
     assert report.false_positive_rate == 0, report.misses
 
 
@@ -52,11 +55,14 @@ def test_search_finds_the_learners_question_in_the_real_bank(bank_slugs):
         # Written before the relevance floor of issue 15 changed; never tuned to. Two of its
         # off-topic queries still find questions, every word of them one the bank uses: "memory
         # loss in old age" and "learning rate of a student".
-        ("held-out", 0.97, 0.92, 0.95, 2),
+        ("held-out", 0.98, 0.95, 0.97, 2),
         # Written later by someone who had not read the search code; tuning looked at it.
-        ("dev", 0.97, 0.88, 0.92, 1),
+        ("dev", 0.98, 0.89, 0.93, 1),
         # Written with dev and never looked at while tuning: the honest figures.
-        ("sealed", 0.94, 0.86, 0.89, 0),
+        ("sealed", 0.96, 0.87, 0.91, 0),
+        # Issue 30's: paraphrases, symptoms, typos, long pasted questions, everyday off-topic
+        # phrases, by a reviewer who read neither the code nor the other sets; never tuned on.
+        ("held-out-v3", 0.73, 0.56, 0.63, 2),
     ],
 )
 def test_search_generalises_to_phrasings_written_apart(

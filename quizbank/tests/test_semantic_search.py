@@ -1,0 +1,208 @@
+"""Search understands meaning: a learner's own words and symptoms find the question, with either
+ranker; exact names stay on top; the encoder's files are checked, and without them search still
+works on full text and says so (quizbank/search/semantic.py, encoder.py)."""
+
+import shutil
+
+import numpy as np
+import pytest
+from django.core import checks
+
+from quizbank.models import Question
+from quizbank.search import encoder, semantic
+
+from .factories import QuestionFactory, TopicFactory
+
+pytestmark = pytest.mark.django_db
+
+QUESTIONS = [
+    (
+        "debug-nan-loss",
+        "Why does the training loss become NaN, and how do you find the cause?",
+        "After some steps the loss prints nan. Walk through how you would debug it.",
+        ["numerical stability", "gradient explosion", "torch.autograd.detect_anomaly"],
+        "Look for an overflow: a large learning rate, a log of zero, or fp16 without scaling.",
+    ),
+    (
+        "freeze-layers",
+        "Freezing layers of a pretrained network when fine-tuning",
+        "How do you keep the backbone's weights fixed and train only a new head?",
+        ["requires_grad", "transfer learning", "param groups"],
+        "Set requires_grad=False on the backbone's parameters and give the optimizer the rest.",
+    ),
+    (
+        "zero-grad",
+        "Why must gradients be reset between optimizer steps?",
+        "A training loop never calls optimizer.zero_grad(). What happens and why?",
+        ["gradient accumulation", "Optimizer.zero_grad"],
+        "backward() adds into .grad instead of overwriting it, so stale gradients pile up.",
+    ),
+    (
+        "dataloader-workers",
+        "Speeding up data loading with worker processes",
+        "The GPU waits on input batches. How do DataLoader workers and pinned memory help?",
+        ["DataLoader num_workers", "pin_memory", "prefetching"],
+        "Workers prepare batches in parallel processes; pinned memory speeds the copy to the GPU.",
+    ),
+]
+
+
+@pytest.fixture(autouse=True, params=["auto", "python"])
+def ranker(request, settings):
+    """Every test runs with the database's ranker and with the Python one (SQLite's)."""
+    settings.SEARCH_RANKER = request.param
+    return request.param
+
+
+@pytest.fixture
+def bank():
+    topic = TopicFactory(slug="training")
+    for slug, title, prompt, concepts, answer in QUESTIONS:
+        QuestionFactory(
+            slug=slug,
+            title=title,
+            prompt=prompt,
+            concepts=concepts,
+            answer=answer,
+            primary_topic=topic,
+        )
+
+
+@pytest.fixture
+def no_encoder(tmp_path, monkeypatch):
+    """The encoder's directory pointed at `tmp_path` (empty unless a test copies files there)."""
+    monkeypatch.setenv(encoder.PATH_ENV, str(tmp_path))
+    encoder.reset()
+    yield tmp_path
+    monkeypatch.delenv(encoder.PATH_ENV)
+    encoder.reset()
+
+
+def top(api, text):
+    response = api.get("/api/questions/", {"search": text})
+    assert response.status_code == 200
+    return [row["slug"] for row in response.json()["results"]]
+
+
+def test_the_encoder_puts_a_paraphrase_nearer_than_an_unrelated_sentence():
+    model = encoder.encoder()
+    assert model is not None, encoder.status().detail
+    a, b, c = model.encode(
+        [
+            "my loss goes to nan after a few hundred steps",
+            "Why does the training loss become NaN?",
+            "How long should I boil an egg?",
+        ]
+    )
+    assert np.allclose([np.linalg.norm(v) for v in (a, b, c)], 1.0, atol=1e-5)
+    assert a @ b > 0.5 > 0.2 > a @ c
+    # A batch of texts of different lengths encodes each as it would alone (padding is ignored).
+    assert np.allclose(model.encode(["Why does the training loss become NaN?"])[0], b, atol=1e-5)
+
+
+def test_a_question_stores_its_embedding_and_keeps_it_while_its_text_is_unchanged(bank):
+    question = Question.objects.get(slug="zero-grad")
+    assert len(question.embedding) == encoder.DIMENSIONS * 2  # float16
+    key = question.embedding_key
+    question.why_asked = "It shows whether you know how backward accumulates."
+    question.save()
+    question.refresh_from_db()
+    assert question.embedding_key == key
+    question.title = "What happens if you never call zero_grad?"
+    question.save(update_fields=["title"])
+    question.refresh_from_db()
+    assert question.embedding_key != key
+    stored = np.frombuffer(question.embedding, dtype="<f2").astype(np.float32)
+    text = semantic.embedding_text(
+        question.title, question.concepts, question.prompt, question.answer
+    )
+    model = encoder.encoder()
+    expected = model.encode([text])[0] + model.encode([question.title])[0]
+    expected /= np.linalg.norm(expected)
+    assert np.allclose(stored, expected, atol=2e-3)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "words_alone"),
+    [
+        # Symptoms and paraphrases in a learner's words: full text alone finds nothing for the
+        # first three (too few of their words are the bank's).
+        ("how do I stop the pretrained part of my network from updating", "freeze-layers", []),
+        ("feeding the gpu faster with parallel batch loading", "dataloader-workers", []),
+        ("why are my gradients growing every iteration", "zero-grad", []),
+        ("the loss value explodes to nan after a while", "debug-nan-loss", ["debug-nan-loss"]),
+    ],
+)
+def test_a_learners_own_words_find_the_question(api, bank, settings, text, expected, words_alone):
+    assert top(api, text)[:1] == [expected]
+    settings.SEARCH_SEMANTIC = "off"
+    assert top(api, text) == words_alone
+
+
+def test_an_exact_name_stays_first(api, bank):
+    assert top(api, "optimizer.zero_grad")[0] == "zero-grad"
+    assert top(api, "requires_grad")[0] == "freeze-layers"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["how do I bake sourdough bread", "memory loss in old age", "learning to play guitar"],
+)
+def test_a_query_that_means_nothing_the_bank_is_about_finds_nothing(api, bank, text):
+    assert top(api, text) == []
+
+
+def test_an_altered_model_file_is_refused_and_search_runs_on_full_text(api, bank, no_encoder):
+    shutil.copy(_installed_dir() / "tokenizer.json", no_encoder / "tokenizer.json")
+    data = bytearray((_installed_dir() / "model.safetensors").read_bytes())
+    data[-1] ^= 1
+    (no_encoder / "model.safetensors").write_bytes(bytes(data))
+    assert encoder.encoder() is None
+    assert "model.safetensors: SHA-256" in encoder.status().detail
+    assert top(api, "optimizer.zero_grad")[0] == "zero-grad"
+    health = api.get("/health/").json()
+    assert health["search"]["ranking"] == "full text only"
+    assert "model.safetensors" in health["search"]["encoder"]
+
+
+def test_without_the_model_files_search_works_and_health_says_so(api, bank, no_encoder):
+    assert top(api, "optimizer.zero_grad")[0] == "zero-grad"
+    response = api.get("/health/")
+    assert response.status_code == 200
+    assert response.json() == {
+        "database": "ok",
+        "search": {
+            "ranking": "full text only",
+            "encoder": "search ranks on full text only: model.safetensors: No such file or"
+            " directory",
+        },
+    }
+    warnings = [m for m in checks.run_checks() if m.id == "quizbank.W001"]
+    assert len(warnings) == 1 and "model.safetensors, tokenizer.json" in warnings[0].msg
+    # A question saved meanwhile has no embedding; the next bank load (semantic.fill) adds it.
+    question = QuestionFactory(slug="saved-without-encoder", title="Gradient clipping")
+    assert question.embedding is None
+
+
+def test_health_says_search_ranks_by_meaning_when_the_encoder_loads(api):
+    body = api.get("/health/").json()
+    assert body["search"]["ranking"] == "full text and meaning"
+
+
+def test_a_bank_load_fills_embeddings_that_were_missing(bank, no_encoder):
+    question = QuestionFactory(slug="late", title="Clipping gradients by their norm")
+    assert question.embedding is None
+    shutil.copy(_installed_dir() / "tokenizer.json", no_encoder / "tokenizer.json")
+    shutil.copy(_installed_dir() / "model.safetensors", no_encoder / "model.safetensors")
+    encoder.reset()
+    assert semantic.fill(Question.objects.all()) == 1
+    question.refresh_from_db()
+    assert len(question.embedding) == encoder.DIMENSIONS * 2
+
+
+def _installed_dir():
+    import importlib.util
+
+    spec = importlib.util.find_spec(encoder.MODEL_PACKAGE)
+    assert spec is not None and spec.submodule_search_locations
+    return encoder.Path(next(iter(spec.submodule_search_locations))) / encoder.MODEL_DIR
