@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -12,6 +15,15 @@ from grader.limits import MAX_SOURCE_BYTES as MAX_CODE_BYTES
 from quizbank.models import Queue
 
 MAX_TRIES = 3
+
+
+def no_worker_message(queue: str) -> str:
+    """What a queued submission says while no worker serves its queue (the page says it too)."""
+    name = queue.upper()
+    return (
+        f"No {name} worker is online: this submission waits in the {name} queue "
+        "and is graded as soon as one connects."
+    )
 
 
 class SubmissionQuerySet(models.QuerySet["Submission"]):
@@ -122,6 +134,91 @@ class Submission(models.Model):
         return (
             not self.finished and self.deadline_at is not None and self.deadline_at < timezone.now()
         )
+
+    # The transitions. Each sets every field that goes with its status and saves them (a new row
+    # is inserted whole); the caller holds the row's lock where another process could race it.
+
+    def _save_fields(self, fields: list[str]) -> None:
+        self.save(update_fields=fields if self.pk is not None else None)
+
+    def mark_queued(self, *, now: datetime, worker_online: bool, count_try: bool = False) -> None:
+        """Waiting in the broker for a worker: due back by its queue's deadline, after which the
+        sweep looks for it. `worker_online` False: it says that nobody serves its queue yet.
+        `count_try`: a re-send after a lost message or worker counts as a try."""
+        deadline = (
+            settings.GRADER_GPU_QUEUE_DEADLINE
+            if self.queue == Queue.GPU
+            else settings.GRADER_QUEUE_DEADLINE
+        )
+        self.status = self.Status.QUEUED
+        self.held = False
+        self.message = "" if worker_online else no_worker_message(self.queue)
+        self.deadline_at = now + timedelta(seconds=deadline)
+        fields = ["status", "held", "message", "deadline_at"]
+        if count_try:
+            self.tries += 1
+            fields.append("tries")
+        self._save_fields(fields)
+
+    def mark_held(self, *, reason: str) -> None:
+        """Queued but kept out of the broker until its learner's earlier submission finishes; it
+        has no deadline (the dispatcher or the sweep sends it). The reason comes before what the
+        message said already ("no GPU worker is online" still applies to a held GPU submission)."""
+        self.held = True
+        self.message = " ".join(filter(None, [reason, self.message]))
+        self.deadline_at = None
+        self._save_fields(["held", "message", "deadline_at"])
+
+    def mark_running(self, *, worker: str, now: datetime) -> None:
+        """Taken by `worker`, which holds it under a lease it renews while grading (the sweep takes
+        back a row whose lease ran out). Each start counts as a try."""
+        self.status = self.Status.RUNNING
+        self.tries += 1
+        self.worker = worker[:200]
+        self.started_at = now
+        self.deadline_at = now + timedelta(seconds=settings.GRADER_LEASE_SECONDS)
+        self._save_fields(["status", "tries", "worker", "started_at", "deadline_at"])
+
+    def mark_finished(
+        self,
+        *,
+        status: str,
+        message: str,
+        checks: list[dict[str, Any]],
+        diagnosis: dict[str, str] | None,
+        output: str,
+        duration_ms: int | None,
+        now: datetime,
+    ) -> None:
+        """The grader's verdict, stored whole; nothing is due any more."""
+        self.status = status
+        self.message = message
+        self.checks = checks
+        self.diagnosis = diagnosis
+        self.output = output
+        self.duration_ms = duration_ms
+        self.finished_at = now
+        self.deadline_at = None
+        self._save_fields(
+            [
+                "status",
+                "message",
+                "checks",
+                "diagnosis",
+                "output",
+                "duration_ms",
+                "finished_at",
+                "deadline_at",
+            ]
+        )
+
+    def mark_failed(self, *, reason: str, now: datetime) -> None:
+        """Ended without a verdict (lost, or never picked up): an error that says why."""
+        self.status = self.Status.ERROR
+        self.message = reason
+        self.finished_at = now
+        self.deadline_at = None
+        self._save_fields(["status", "message", "finished_at", "deadline_at"])
 
 
 class OwnedQuerySet(models.QuerySet):
