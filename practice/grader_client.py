@@ -10,7 +10,7 @@ from typing import Any
 
 from django.conf import settings
 
-from grader import SandboxError, SandboxPool, mutate, mutation
+from grader import SandboxError, SandboxPool, mutate, mutation, verification
 from grader.client import grader_failed_result
 from quizbank.models import Exercise
 
@@ -120,3 +120,14 @@ def grade_mutants(
             if result["status"] != "passed":
                 cache.record(key)
     return statuses, cached, failed
+
+
+def exercise_verify(exercise: Exercise) -> list[verification.FileVerdict]:
+    """Grade the reference, the starter and every wrong solution of a stored exercise (the admin's
+    "Verify"). Raises grader.jobs.JobError when the grader refuses the exercise itself."""
+    files = verification.exercise_files(
+        solution=exercise.solution_code,
+        starter=exercise.starter_code,
+        wrong=exercise.wrong_solutions,
+    )
+    return verification.verify_exercise(lambda code: grade(exercise, code), files)
