@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from accounts.models import Visitor
 from grader.limits import MAX_SOURCE_BYTES as MAX_CODE_BYTES
-from quizbank.models import Queue
+from quizbank.models import Queue, choices_constraint
 
 MAX_TRIES = 3
 
@@ -37,24 +37,29 @@ class SubmissionQuerySet(models.QuerySet["Submission"]):
         return self.filter(status__in=Submission.UNFINISHED)
 
 
+class SubmissionStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    TIMED_OUT = "timed_out", "Timed out"
+    OUT_OF_MEMORY = "out_of_memory", "Out of memory"
+    REJECTED = "rejected"
+
+
+class SubmissionMode(models.TextChoices):
+    SUBMIT = "submit", "Submit"  # every check; the only mode that can solve a question
+    EXAMPLES = "examples", "Run examples"  # the visible checks only; never scored
+
+
 class Submission(models.Model):
-    class Status(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        PASSED = "passed"
-        FAILED = "failed"
-        ERROR = "error"
-        TIMED_OUT = "timed_out", "Timed out"
-        OUT_OF_MEMORY = "out_of_memory", "Out of memory"
-        REJECTED = "rejected"
+    Status = SubmissionStatus
 
     UNFINISHED = (Status.QUEUED, Status.RUNNING)
 
     Queue = Queue
-
-    class Mode(models.TextChoices):
-        SUBMIT = "submit", "Submit"  # every check; the only mode that can solve a question
-        EXAMPLES = "examples", "Run examples"  # the visible checks only; never scored
+    Mode = SubmissionMode
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions"
@@ -96,24 +101,8 @@ class Submission(models.Model):
             models.Index(fields=["status", "deadline_at"]),
         ]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(
-                    status__in=[
-                        "queued",
-                        "running",
-                        "passed",
-                        "failed",
-                        "error",
-                        "timed_out",
-                        "out_of_memory",
-                        "rejected",
-                    ]
-                ),
-                name="submission_status_valid",
-            ),
-            models.CheckConstraint(
-                condition=Q(queue__in=["cpu", "gpu"]), name="submission_queue_valid"
-            ),
+            choices_constraint("status", SubmissionStatus, "submission_status_valid"),
+            choices_constraint("queue", Queue, "submission_queue_valid"),
             # Characters, not bytes, in SQL; the service checks the UTF-8 size exactly.
             models.CheckConstraint(
                 condition=LessThanOrEqual(Length("code"), MAX_CODE_BYTES),
@@ -231,23 +220,28 @@ class OwnedQuerySet(models.QuerySet):
         return self.filter(user=user)
 
 
+class ActivityKind(models.TextChoices):
+    HINT = "hint", "Revealed a hint"
+    ANSWER = "answer", "Revealed the answer"
+    QUICK_CHECK = "quick_check", "Answered a quick check"
+    RATING = "rating", "Rated their recall"
+    SUBMISSION = "submission", "Got a verdict"
+
+
+class ActivityRating(models.IntegerChoices):
+    # The values are FSRS's (fsrs.Rating), so a row can be replayed into a scheduler.
+    AGAIN = 1
+    HARD = 2
+    GOOD = 3
+    EASY = 4
+
+
 class Activity(models.Model):
     """One thing a learner did with a question. Progress, the heatmap and the streak are made of
     these rows; they are only ever added, never changed."""
 
-    class Kind(models.TextChoices):
-        HINT = "hint", "Revealed a hint"
-        ANSWER = "answer", "Revealed the answer"
-        QUICK_CHECK = "quick_check", "Answered a quick check"
-        RATING = "rating", "Rated their recall"
-        SUBMISSION = "submission", "Got a verdict"
-
-    class Rating(models.IntegerChoices):
-        # The values are FSRS's (fsrs.Rating), so a row can be replayed into a scheduler.
-        AGAIN = 1
-        HARD = 2
-        GOOD = 3
-        EASY = 4
+    Kind = ActivityKind
+    Rating = ActivityRating
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="activities"
@@ -276,10 +270,7 @@ class Activity(models.Model):
         verbose_name_plural = "activities"
         indexes = [models.Index(fields=["user", "-created_at"])]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(kind__in=["hint", "answer", "quick_check", "rating", "submission"]),
-                name="activity_kind_valid",
-            ),
+            choices_constraint("kind", ActivityKind, "activity_kind_valid"),
             models.CheckConstraint(
                 condition=Q(kind="hint", hint_order__isnull=False)
                 | (~Q(kind="hint") & Q(hint_order__isnull=True)),
@@ -301,12 +292,15 @@ class Activity(models.Model):
         return f"{self.user_id} {self.kind} {self.question_id} at {self.created_at:%Y-%m-%d %H:%M}"
 
 
+class QuestionProgressState(models.TextChoices):
+    ATTEMPTED = "attempted"
+    SOLVED = "solved"
+
+
 class QuestionProgress(models.Model):
     """Where a learner stands with one question. No row means not started."""
 
-    class State(models.TextChoices):
-        ATTEMPTED = "attempted"
-        SOLVED = "solved"
+    State = QuestionProgressState
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="question_progress"
@@ -328,9 +322,7 @@ class QuestionProgress(models.Model):
         indexes = [models.Index(fields=["user", "-last_activity_at"])]
         constraints = [
             models.UniqueConstraint(fields=["user", "question"], name="progress_unique_question"),
-            models.CheckConstraint(
-                condition=Q(state__in=["attempted", "solved"]), name="progress_state_valid"
-            ),
+            choices_constraint("state", QuestionProgressState, "progress_state_valid"),
             models.CheckConstraint(
                 condition=Q(state="solved", solved_at__isnull=False)
                 | Q(state="attempted", solved_at__isnull=True),
@@ -342,13 +334,16 @@ class QuestionProgress(models.Model):
         return f"{self.user_id} {self.state} {self.question_id}"
 
 
+class ReviewCardState(models.IntegerChoices):
+    LEARNING = 1
+    REVIEW = 2
+    RELEARNING = 3
+
+
 class ReviewCard(models.Model):
     """A question in a learner's review queue, scheduled by FSRS. The fields are fsrs.Card's."""
 
-    class State(models.IntegerChoices):
-        LEARNING = 1
-        REVIEW = 2
-        RELEARNING = 3
+    State = ReviewCardState
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_cards"
@@ -374,9 +369,13 @@ class ReviewCard(models.Model):
         indexes = [models.Index(fields=["user", "due"])]
         constraints = [
             models.UniqueConstraint(fields=["user", "question"], name="reviewcard_unique_question"),
-            models.CheckConstraint(condition=Q(state__in=[1, 2, 3]), name="reviewcard_state_valid"),
+            choices_constraint("state", ReviewCardState, "reviewcard_state_valid"),
             models.CheckConstraint(
-                condition=Q(last_rating__isnull=True) | Q(last_rating__gte=1, last_rating__lte=4),
+                condition=Q(last_rating__isnull=True)
+                | Q(
+                    last_rating__gte=min(ActivityRating.values),
+                    last_rating__lte=max(ActivityRating.values),
+                ),
                 name="reviewcard_last_rating_valid",
             ),
             models.CheckConstraint(
