@@ -25,7 +25,7 @@ from quizbank.models import Exercise, Question, Queue
 from .. import grader_client
 from ..models import MAX_CODE_BYTES, Submission
 from ..models.learning import no_worker_message
-from . import dispatch, learning
+from . import dispatch, learning, review
 from .dispatch import GradingUnavailable
 
 __all__ = ["GradingUnavailable", "submission_create", "submission_grade"]
@@ -95,7 +95,10 @@ def submission_grade(*, submission_id: int, worker: str) -> Submission | None:
             return current  # another run of the same code finished first; it was scored once
         _store_verdict(current, exercise, verdict)
         if learners_fault and not examples:  # the grader's own failure is never scored
-            learning.verdict_record(submission=current)
+            counted = learning.verdict_record(submission=current)
+            now = current.finished_at or timezone.now()
+            if counted and not review.code_review_verdict(submission=current, now=now):
+                learning.verdict_schedule(submission=current)
     dispatch.user_release_held(user_id=current.user_id, queue=current.queue)
     return current
 
