@@ -2,6 +2,8 @@
 string (the content app imports nothing of the learner app): the accounts pages, the learner's
 pages at the root, and the whole API from practice/api/urls.py (the one router)."""
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
@@ -11,7 +13,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 # The API docs pages (self-hosted Swagger UI and ReDoc) start themselves with an inline script and
 # ReDoc uses a worker from a blob: URL; only these two pages get a policy that allows that.
-DOCS_CSP = {
+DOCS_CSP: dict[str, Any] = {
     **settings.SECURE_CSP,
     "script-src": [CSP.SELF, CSP.UNSAFE_INLINE],
     "worker-src": [CSP.SELF, "blob:"],

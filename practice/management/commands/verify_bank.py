@@ -69,9 +69,10 @@ class Command(BaseCommand):
         )
         if slugs:
             questions = questions.filter(slug__in=slugs)
-        questions = list(questions.exclude(status=Question.Status.ARCHIVED))
         with ThreadPoolExecutor(max_workers=settings.GRADER_SLOTS) as executor:
-            outcomes = list(executor.map(self.verify, questions))
+            outcomes = list(
+                executor.map(self.verify, list(questions.exclude(status=Question.Status.ARCHIVED)))
+            )
         scores = [o.mutants for o in outcomes if o.mutants is not None]
         for score in scores:
             self.stdout.write(score.line())
