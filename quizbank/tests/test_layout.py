@@ -134,3 +134,22 @@ def test_no_import_circle_but_celerys_task_service_loop():
 
 def test_the_circle_check_sees_a_circle():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+
+
+def test_the_graders_tests_run_alone_without_django():
+    # grader/pytest.ini: `pytest grader` neither loads pytest-django nor the root conftest (DRF).
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, pytest\n"
+        "args = ['grader', '-q', '-p', 'no:cacheprovider', '-k', 'missing_interpreter']\n"
+        "rc = pytest.main(args)\n"
+        "banned = ('django', 'rest_framework')\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in banned)\n"
+        "print('RESULT', rc, loaded)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert "RESULT 0 []" in run.stdout, run.stdout + run.stderr
