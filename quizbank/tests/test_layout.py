@@ -153,3 +153,58 @@ def test_the_graders_tests_run_alone_without_django():
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert "RESULT 0 []" in run.stdout, run.stdout + run.stderr
+
+
+# What any module may import from the grader: pure validation and limits, no running of code.
+GRADER_FOR_ANYONE = ("grader.limits", "grader.jobs")
+
+
+def grader_imports(package: str):
+    """(file, grader module) for every import of the grader; `from grader import limits` is
+    grader.limits, `from grader import SandboxPool` the package itself."""
+    for path in sorted((ROOT / package).rglob("*.py")):
+        parts = path.relative_to(ROOT).parts
+        if "migrations" in parts or "tests" in parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "grader":
+                names = [
+                    f"grader.{a.name}" if (ROOT / "grader" / f"{a.name}.py").exists() else "grader"
+                    for a in node.names
+                ]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            yield from ((path, n) for n in names if n.split(".")[0] == "grader")
+
+
+# verify_bank also reads the mutation scores' bookkeeping (baseline file, ratchet): no code runs.
+PURE_FOR = {"verify_bank.py": ("grader.mutation",)}
+
+
+def test_the_learner_app_runs_code_only_through_its_grader_client():
+    offending = [
+        f"{path.relative_to(ROOT)} imports {module}"
+        for path, module in grader_imports("practice")
+        if module not in GRADER_FOR_ANYONE
+        and module not in PURE_FOR.get(path.name, ())
+        and path.name != "grader_client.py"
+    ]
+    assert offending == []
+
+
+def test_the_content_app_reads_only_the_graders_validation():
+    offending = [
+        f"{path.relative_to(ROOT)} imports {module}"
+        for path, module in grader_imports("quizbank")
+        if module not in GRADER_FOR_ANYONE
+    ]
+    assert offending == []
+
+
+def test_the_grader_check_sees_the_client_import():
+    modules = {m for p, m in grader_imports("practice") if p.name == "grader_client.py"}
+    assert {"grader", "grader.verification", "grader.limits"} <= modules
