@@ -24,7 +24,7 @@ from quizbank.models import Exercise, Question, Queue
 
 from .. import grader_client
 from ..models import MAX_CODE_BYTES, Submission
-from ..models.learning import no_worker_message
+from ..models.submissions import no_worker_message
 from . import dispatch, learning, review
 from .dispatch import GradingUnavailable
 

@@ -19,7 +19,7 @@ from quizbank.models import Queue
 
 from .. import workers
 from ..models import MAX_TRIES, Submission
-from ..models.learning import no_worker_message
+from ..models.submissions import no_worker_message
 from . import dispatch
 
 log = logging.getLogger(__name__)

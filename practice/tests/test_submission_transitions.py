@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from practice.models import Submission
-from practice.models.learning import no_worker_message
+from practice.models.submissions import no_worker_message
 
 from .factories import SubmissionFactory
 
