@@ -59,5 +59,16 @@ verify-gpu: setup
 	$(MANAGE) load_bank
 	GRADER_GPU_DEVICES=auto $(MANAGE) verify_gpu $(VERIFY_GPU_ARGS)
 
+# Every benchmark in bench/ at a small size (minutes, not the published runs' sizes): each still
+# prints its figures side by side. Needs PostgreSQL (bench/api.py, pages.py, search_quality.py
+# create and drop scratch databases) and, for grading.py's end-to-end part, Redis. The published
+# figures come from the defaults: run a script alone without arguments.
+bench: setup
+	$(VENV)/bin/python bench/grading_pool.py --cold 2 --warm 10
+	$(VENV)/bin/python bench/grading.py -n 5 --cold 2 --burst 10 --slow 2 --others 2 --mixed-users 2 --mixed-each 2
+	$(VENV)/bin/python bench/api.py --questions 1000 --requests 50
+	$(VENV)/bin/python bench/pages.py --requests 30
+	$(VENV)/bin/python bench/search_quality.py
+
 clean:
 	rm -rf $(VENV) $(GRADER_VENV) db.sqlite3

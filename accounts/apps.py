@@ -3,5 +3,4 @@ from django.apps import AppConfig
 
 class AccountsConfig(AppConfig):
     name = "accounts"
-    url_prefix = "accounts/"
     default_auto_field = "django.db.models.BigAutoField"

@@ -17,7 +17,7 @@ class PlainLabels:
         super().__init__(*args, **kwargs)
 
 
-class LoginThrottleMixin:
+class LoginThrottleMixin(AuthenticationForm):
     """Refuses sign-ins from an address after too many failures (see throttling.py)."""
 
     throttled_message = (

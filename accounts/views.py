@@ -7,21 +7,16 @@ from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.utils.cache import add_never_cache_headers
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from . import services, throttling
 from .forms import DeleteAccountForm, LoginForm, ProfileForm, SignupForm, TokenForm
 from .models import Profile
+from .redirects import safe_next
 
 
 def _next_url(request, default=settings.LOGIN_REDIRECT_URL):
-    target = request.POST.get("next") or request.GET.get("next") or ""
-    if url_has_allowed_host_and_scheme(
-        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    ):
-        return target
-    return default
+    return safe_next(request, request.POST.get("next") or request.GET.get("next") or "", default)
 
 
 class LoginView(auth_views.LoginView):

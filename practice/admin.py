@@ -1,14 +1,5 @@
-from typing import Any
-
 from django.contrib import admin
-from django.shortcuts import render
 
-from grader import verification
-from grader.jobs import JobError
-from quizbank import admin as bank_admin
-from quizbank.models import Question
-
-from . import grader_client
 from .models import PlanItem, PlanSection, StudyPlan, Submission
 
 
@@ -31,49 +22,6 @@ class SubmissionAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
-
-
-class VerifyingQuestionAdmin(bank_admin.QuestionAdmin):
-    """The bank's question admin, plus "Verify": grade the reference, the starter and every wrong
-    solution in the sandbox and show each verdict, so curators can try an exercise before
-    publishing it. (Grading is the learner app's; the content app only validates.)"""
-
-    actions = [*bank_admin.QuestionAdmin.actions, "verify"]
-
-    @admin.action(description="Verify the exercise: grade reference, starter and wrong solutions")
-    def verify(self, request, queryset):
-        reports = []
-        for question in queryset.select_related("exercise").order_by("slug"):
-            exercise = getattr(question, "exercise", None)
-            report: dict[str, Any] = {"question": question, "files": [], "error": ""}
-            if exercise is None:
-                report["error"] = "This question has no code exercise."
-            else:
-                files = verification.exercise_files(
-                    solution=exercise.solution_code,
-                    starter=exercise.starter_code,
-                    wrong=exercise.wrong_solutions,
-                )
-                try:
-                    report["files"] = verification.verify_exercise(
-                        lambda code, exercise=exercise: grader_client.grade(exercise, code), files
-                    )
-                except JobError as exc:
-                    report["error"] = f"The grader refuses this exercise: {exc}"
-            report["files"] = [(f, f.problem()) for f in report["files"]]
-            report["ok"] = not report["error"] and all(p is None for _, p in report["files"])
-            reports.append(report)
-        context = {
-            **self.admin_site.each_context(request),
-            "title": "Verify exercises",
-            "reports": reports,
-            "opts": self.model._meta,
-        }
-        return render(request, "admin/quizbank/question/verify.html", context)
-
-
-admin.site.unregister(Question)
-admin.site.register(Question, VerifyingQuestionAdmin)
 
 
 class PlanSectionInline(admin.TabularInline):

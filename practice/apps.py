@@ -3,19 +3,4 @@ from django.apps import AppConfig
 
 class PracticeConfig(AppConfig):
     name = "practice"
-    url_prefix = ""
     default_auto_field = "django.db.models.BigAutoField"
-
-    def ready(self) -> None:
-        from quizbank.api_router import router
-
-        from .api import review, views
-
-        router.register("questions", views.LearnerQuestionViewSet, basename="question")
-        router.register("quick-checks", views.QuickCheckViewSet, basename="quick-check")
-        router.register("submissions", views.SubmissionViewSet, basename="submission")
-        router.register("progress", views.ProgressViewSet, basename="progress")
-        router.register("interviews", views.InterviewViewSet, basename="interview")
-        router.register("plans", views.PlanViewSet, basename="plan")
-        router.register("me", views.MeViewSet, basename="me")
-        router.register("reviews", review.ReviewViewSet, basename="review")

@@ -1,18 +1,27 @@
-"""The Django side's handle on the grader: one sandbox pool per process and kind, started lazily,
-and the job an exercise makes. Submitted code only ever runs inside the pool's sandboxes."""
+"""The Django side of the grader, and the one module of the learner app that runs code through it:
+one sandbox pool per process and kind, started lazily; the job an exercise makes; a submission's
+verdict; an exercise's verification (the admin's Verify, verify_bank, verify_gpu); an answer's
+code blocks. Submitted code only ever runs inside the pool's sandboxes. Elsewhere the learner
+app reads only grader.limits and grader.jobs (quizbank/tests/test_layout.py pins it)."""
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from django.conf import settings
 
-from grader import SandboxError, SandboxPool, mutate, mutation
+from grader import SandboxError, SandboxPool, mutate, mutation, verification
 from grader.client import grader_failed_result
+from grader.limits import MAX_TIME_LIMIT
+from quizbank.bank.blocks import Block
 from quizbank.models import Exercise
+
+__all__ = ["SandboxError", "SandboxPool"]  # for the commands' types and errors
 
 log = logging.getLogger(__name__)
 
@@ -120,3 +129,50 @@ def grade_mutants(
             if result["status"] != "passed":
                 cache.record(key)
     return statuses, cached, failed
+
+
+def gpu_pool_start() -> SandboxPool:
+    """A new one-slot GPU pool of the caller's own (verify_gpu runs several side by side)."""
+    devices: Literal["auto", "none"] = "none" if settings.GRADER_GPU_DEVICES == "none" else "auto"
+    return SandboxPool(settings.GRADER_PYTHON, slots=1, kind="gpu", devices=devices)
+
+
+def exercise_verify(
+    exercise: Exercise, *, pool: SandboxPool | None = None
+) -> list[verification.FileVerdict]:
+    """Grade the reference, the starter and every wrong solution of a stored exercise (the admin's
+    "Verify", verify_bank; verify_gpu on a `pool` of its own). Raises grader.jobs.JobError when the
+    grader refuses the exercise itself."""
+    files = verification.exercise_files(
+        solution=exercise.solution_code,
+        starter=exercise.starter_code,
+        wrong=exercise.wrong_solutions,
+    )
+    if pool is None:
+        return verification.verify_exercise(lambda code: grade(exercise, code), files)
+    own = pool
+    return verification.verify_exercise(lambda code: own.grade(exercise_job(exercise, code)), files)
+
+
+@dataclass
+class BlocksRun:
+    """An answer's code blocks, run in one sandbox: how many passed, and each problem as
+    `answer.md line N: reason` (or `answer.md: reason` when the run failed as a whole)."""
+
+    passed: int = 0
+    problems: list[str] = field(default_factory=list)
+    output: str = ""
+
+
+def answer_blocks_run(blocks: Sequence[Block], *, pool: SandboxPool | None = None) -> BlocksRun:
+    """Run an answer's code blocks in order, in one sandbox (a CPU slot unless `pool` is given)."""
+    result = (pool or sandbox_pool("cpu")).run_snippets([b.code for b in blocks], MAX_TIME_LIMIT)
+    run = BlocksRun(output=result.get("output", ""))
+    for block, entry in zip(blocks, result.get("blocks", []), strict=False):
+        if entry.get("status") == "passed":
+            run.passed += 1
+        elif entry.get("status") != "skipped":
+            run.problems.append(f"answer.md line {block.line}: {entry.get('message', 'failed')}")
+    if result.get("status") != "passed" and not run.problems:
+        run.problems.append(f"answer.md: {result.get('message', result.get('status'))}")
+    return run

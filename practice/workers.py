@@ -11,6 +11,7 @@ import contextlib
 import socket
 import threading
 
+import redis
 from celery.signals import worker_ready, worker_shutdown
 from django.core.cache import cache
 
@@ -85,3 +86,12 @@ def _stop_heartbeat(**kwargs):
     for queue, name in _announced:
         with contextlib.suppress(Exception):  # shutting down; the key expires on its own
             worker_withdraw(queue=queue, name=name)
+
+
+def queue_has_worker(queue: str) -> bool:
+    """`worker_online`, but True when the cache cannot tell: a learner is then told nothing rather
+    than their submission failing."""
+    try:
+        return worker_online(queue)
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+        return True

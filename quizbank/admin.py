@@ -3,14 +3,18 @@ from typing import Any
 
 import yaml
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.forms.fields import InvalidJSONInput
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.utils.html import format_html
+from django.utils.module_loading import import_string
 from simple_history.admin import SimpleHistoryAdmin
+
+from grader.jobs import JobError
 
 from .bank.files import dump_yaml, parse_yaml
 from .bank.schema import exercise_errors
@@ -236,7 +240,7 @@ class QuestionAdmin(YAMLFieldsMixin, SimpleHistoryAdmin):
     form = CurationForm
     inlines = [HintInline, QuickCheckInline, ExerciseInline]
     object_history_template = "admin/quizbank/question/object_history.html"
-    actions = ["send_to_review", "publish", "archive"]
+    actions = ["send_to_review", "publish", "archive", "verify"]
     fieldsets = [
         (None, {"fields": ["title", "slug", "status", "preview_link"]}),
         (
@@ -317,3 +321,31 @@ class QuestionAdmin(YAMLFieldsMixin, SimpleHistoryAdmin):
         for question in queryset:
             question.archive()
         self.message_user(request, f"{len(queryset)} question(s) archived.", messages.SUCCESS)
+
+    @admin.action(description="Verify the exercise: grade reference, starter and wrong solutions")
+    def verify(self, request, queryset):
+        """Grade the reference, the starter and every wrong solution in the sandbox and show each
+        verdict, so curators can try an exercise before publishing it. Grading is the learner
+        app's: settings.EXERCISE_VERIFIER names its function (this app imports nothing of it)."""
+        verify_exercise = import_string(settings.EXERCISE_VERIFIER)
+        reports = []
+        for question in queryset.select_related("exercise").order_by("slug"):
+            exercise = getattr(question, "exercise", None)
+            report: dict[str, Any] = {"question": question, "files": [], "error": ""}
+            if exercise is None:
+                report["error"] = "This question has no code exercise."
+            else:
+                try:
+                    report["files"] = verify_exercise(exercise)
+                except JobError as exc:
+                    report["error"] = f"The grader refuses this exercise: {exc}"
+            report["files"] = [(f, f.problem()) for f in report["files"]]
+            report["ok"] = not report["error"] and all(p is None for _, p in report["files"])
+            reports.append(report)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Verify exercises",
+            "reports": reports,
+            "opts": self.model._meta,
+        }
+        return render(request, "admin/quizbank/question/verify.html", context)

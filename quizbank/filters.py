@@ -69,6 +69,7 @@ class QuestionFilter(django_filters.FilterSet):
         if not value:
             return queryset
         model = Question._meta.get_field(name).related_model
+        assert model is not None  # topics, applications: many-to-many fields
         return queryset.filter(has_any(name, bank_tags(model).ids_of(value)))
 
     def filter_search(self, queryset, name, value):

@@ -42,6 +42,14 @@ class Application(models.Model):
         return self.name
 
 
+def choices_constraint(
+    field: str, choices: type[models.Choices], name: str
+) -> models.CheckConstraint:
+    """The database's copy of a field's choices, written from its enum (quizbank/tests/
+    test_constraints.py walks every `*_valid` constraint against its field's choices)."""
+    return models.CheckConstraint(condition=Q(**{f"{field}__in": choices.values}), name=name)
+
+
 class QuestionQuerySet(models.QuerySet["Question"]):
     def published(self) -> QuestionQuerySet:
         return self.filter(status=Question.Status.PUBLISHED)
@@ -53,21 +61,28 @@ class QuestionQuerySet(models.QuerySet["Question"]):
         return self.published()
 
 
+class QuestionDifficulty(models.TextChoices):
+    EASY = "easy"
+    MEDIUM = "medium"
+    HARD = "hard"
+
+
+class QuestionKind(models.TextChoices):
+    CONCEPT = "concept"
+    CODE = "code"
+
+
+class QuestionStatus(models.TextChoices):
+    DRAFT = "draft"
+    REVIEW = "review", "In review"
+    PUBLISHED = "published"
+    ARCHIVED = "archived"
+
+
 class Question(models.Model):
-    class Difficulty(models.TextChoices):
-        EASY = "easy"
-        MEDIUM = "medium"
-        HARD = "hard"
-
-    class Kind(models.TextChoices):
-        CONCEPT = "concept"
-        CODE = "code"
-
-    class Status(models.TextChoices):
-        DRAFT = "draft"
-        REVIEW = "review", "In review"
-        PUBLISHED = "published"
-        ARCHIVED = "archived"
+    Difficulty = QuestionDifficulty
+    Kind = QuestionKind
+    Status = QuestionStatus
 
     slug = models.SlugField(max_length=100, unique=True)
     title = models.CharField(max_length=200)
@@ -113,17 +128,9 @@ class Question(models.Model):
     class Meta:
         ordering = ["primary_topic__order", "slug"]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(difficulty__in=["easy", "medium", "hard"]),
-                name="question_difficulty_valid",
-            ),
-            models.CheckConstraint(
-                condition=Q(kind__in=["concept", "code"]), name="question_kind_valid"
-            ),
-            models.CheckConstraint(
-                condition=Q(status__in=["draft", "review", "published", "archived"]),
-                name="question_status_valid",
-            ),
+            choices_constraint("difficulty", QuestionDifficulty, "question_difficulty_valid"),
+            choices_constraint("kind", QuestionKind, "question_kind_valid"),
+            choices_constraint("status", QuestionStatus, "question_status_valid"),
         ]
         indexes = [models.Index(fields=["status", "difficulty"])]
 
@@ -183,13 +190,16 @@ class Hint(models.Model):
         return f"Hint {self.order} for {self.question_id}"
 
 
+class QuickCheckKind(models.TextChoices):
+    SINGLE = "single", "Single choice"
+    MULTIPLE = "multiple", "Multiple choice"
+    PREDICT = "predict", "Predict the output"
+
+
 class QuickCheck(models.Model):
     """An auto-graded check of understanding. Learners never get `answer` before answering."""
 
-    class Kind(models.TextChoices):
-        SINGLE = "single", "Single choice"
-        MULTIPLE = "multiple", "Multiple choice"
-        PREDICT = "predict", "Predict the output"
+    Kind = QuickCheckKind
 
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="quick_checks")
     order = models.PositiveSmallIntegerField()
@@ -207,10 +217,7 @@ class QuickCheck(models.Model):
         ordering = ["question", "order"]
         constraints = [
             models.UniqueConstraint(fields=["question", "order"], name="quickcheck_unique_order"),
-            models.CheckConstraint(
-                condition=Q(kind__in=["single", "multiple", "predict"]),
-                name="quickcheck_kind_valid",
-            ),
+            choices_constraint("kind", QuickCheckKind, "quickcheck_kind_valid"),
         ]
 
     def __str__(self) -> str:

@@ -255,6 +255,9 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# What the admin's "Verify" runs: the learner app grades; the content app only names it.
+EXERCISE_VERIFIER = "practice.grader_client.exercise_verify"
+
 # The grader's interpreter: a separate virtual environment with torch and nothing of Django.
 GRADER_PYTHON = os.environ.get("GRADER_PYTHON", str(BASE_DIR / ".venv-grader" / "bin" / "python"))
 # More slots than cores: a run that sleeps or blocks does not use its core, and each run's cpu

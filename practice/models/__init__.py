@@ -1,22 +1,19 @@
-"""The learner app's models, by subject: what a learner does with questions (learning), mock
-interviews, study plans and review sessions."""
+"""The learner app's models, by subject: code submissions, what a learner does with questions
+(learning), mock interviews, study plans and review sessions."""
 
 from .interviews import InterviewQuestion, MockInterview
 from .learning import (
-    MAX_CODE_BYTES,
     MAX_NOTE_CHARS,
-    MAX_TRIES,
     Activity,
     Bookmark,
     Note,
     OwnedQuerySet,
     QuestionProgress,
     ReviewCard,
-    Submission,
-    SubmissionQuerySet,
 )
 from .plans import PlanEnrollment, PlanItem, PlanSection, StudyPlan
 from .review import CodeReview, ReviewUndo
+from .submissions import MAX_CODE_BYTES, MAX_TRIES, Submission, SubmissionQuerySet
 
 __all__ = [
     "MAX_CODE_BYTES",

@@ -10,6 +10,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from quizbank.models import choices_constraint
+
 from .learning import OwnedQuerySet, Submission
 
 # The limits of an interview, read by the model, the API serializer and the page's form.
@@ -21,11 +23,14 @@ QUESTION_POINTS = 10
 HINT_COST = 2
 
 
+class MockInterviewStatus(models.TextChoices):
+    ACTIVE = "active", "In progress"
+    FINISHED = "finished"
+    TIMED_OUT = "timed_out", "Time ran out"
+
+
 class MockInterview(models.Model):
-    class Status(models.TextChoices):
-        ACTIVE = "active", "In progress"
-        FINISHED = "finished"
-        TIMED_OUT = "timed_out", "Time ran out"
+    Status = MockInterviewStatus
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="interviews"
@@ -50,10 +55,7 @@ class MockInterview(models.Model):
         ordering = ["-started_at", "-id"]
         indexes = [models.Index(fields=["user", "-started_at"])]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(status__in=["active", "finished", "timed_out"]),
-                name="interview_status_valid",
-            ),
+            choices_constraint("status", MockInterviewStatus, "interview_status_valid"),
             models.CheckConstraint(
                 condition=Q(minutes__gte=MIN_MINUTES, minutes__lte=MAX_MINUTES),
                 name="interview_minutes_range",
@@ -85,17 +87,20 @@ class MockInterview(models.Model):
         self.save(update_fields=["status", "finished_at"])
 
 
+class InterviewQuestionOutcome(models.TextChoices):
+    UNANSWERED = "unanswered"
+    SKIPPED = "skipped"
+    ANSWERED = "answered", "Answered (nothing to grade: compare with the model answer)"
+    PENDING = "pending", "Being graded"
+    PASSED = "passed"
+    PARTIAL = "partial", "Partly right"
+    FAILED = "failed"
+
+
 class InterviewQuestion(models.Model):
     """One question of an interview, and how the learner did on it."""
 
-    class Outcome(models.TextChoices):
-        UNANSWERED = "unanswered"
-        SKIPPED = "skipped"
-        ANSWERED = "answered", "Answered (nothing to grade: compare with the model answer)"
-        PENDING = "pending", "Being graded"
-        PASSED = "passed"
-        PARTIAL = "partial", "Partly right"
-        FAILED = "failed"
+    Outcome = InterviewQuestionOutcome
 
     interview = models.ForeignKey(MockInterview, on_delete=models.CASCADE, related_name="items")
     question = models.ForeignKey("quizbank.Question", on_delete=models.CASCADE, related_name="+")
@@ -118,20 +123,7 @@ class InterviewQuestion(models.Model):
             models.UniqueConstraint(
                 fields=["interview", "question"], name="interview_unique_question"
             ),
-            models.CheckConstraint(
-                condition=Q(
-                    outcome__in=[
-                        "unanswered",
-                        "skipped",
-                        "answered",
-                        "pending",
-                        "passed",
-                        "partial",
-                        "failed",
-                    ]
-                ),
-                name="interview_outcome_valid",
-            ),
+            choices_constraint("outcome", InterviewQuestionOutcome, "interview_outcome_valid"),
             models.CheckConstraint(
                 condition=Q(checks_correct__lte=models.F("checks_total")),
                 name="interview_checks_correct_le_total",

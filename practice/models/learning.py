@@ -8,120 +8,9 @@ from django.db.models.lookups import LessThanOrEqual
 from django.utils import timezone
 
 from accounts.models import Visitor
-from grader.limits import MAX_SOURCE_BYTES as MAX_CODE_BYTES
-from quizbank.models import Queue
+from quizbank.models import choices_constraint
 
-MAX_TRIES = 3
-
-
-class SubmissionQuerySet(models.QuerySet["Submission"]):
-    def visible_to(self, user: Visitor) -> SubmissionQuerySet:
-        """The one access rule for submissions: a learner sees their own, and only their own."""
-        if user is None or not user.is_authenticated:
-            return self.none()
-        return self.filter(user=user)
-
-    def unfinished(self) -> SubmissionQuerySet:
-        return self.filter(status__in=Submission.UNFINISHED)
-
-
-class Submission(models.Model):
-    class Status(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        PASSED = "passed"
-        FAILED = "failed"
-        ERROR = "error"
-        TIMED_OUT = "timed_out", "Timed out"
-        OUT_OF_MEMORY = "out_of_memory", "Out of memory"
-        REJECTED = "rejected"
-
-    UNFINISHED = (Status.QUEUED, Status.RUNNING)
-
-    Queue = Queue
-
-    class Mode(models.TextChoices):
-        SUBMIT = "submit", "Submit"  # every check; the only mode that can solve a question
-        EXAMPLES = "examples", "Run examples"  # the visible checks only; never scored
-
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions"
-    )
-    question = models.ForeignKey(
-        "quizbank.Question", on_delete=models.CASCADE, related_name="submissions"
-    )
-    code = models.TextField()
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
-    queue = models.CharField(max_length=3, choices=Queue.choices, default=Queue.CPU)
-    mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.SUBMIT)
-    message = models.TextField(blank=True, help_text="The overall outcome, or why it is waiting.")
-    diagnosis = models.JSONField(
-        null=True,
-        blank=True,
-        help_text="The misconception a failing submission shares with a known wrong solution: "
-        "{misconception, hint, confidence}.",
-    )
-    checks = models.JSONField(default=list, blank=True, help_text="[{name, status, message}]")
-    output = models.TextField(blank=True)
-    tries = models.PositiveSmallIntegerField(default=0)
-    worker = models.CharField(max_length=200, blank=True)
-    queued_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    duration_ms = models.PositiveIntegerField(null=True, blank=True)
-    # When the sweep should step in if the submission is still queued or running by then.
-    deadline_at = models.DateTimeField(null=True, blank=True)
-    # Queued but not yet sent to the broker: its learner has GRADER_USER_IN_FLIGHT others in
-    # flight on this queue (services/dispatch.py). It has no deadline until it is sent.
-    held = models.BooleanField(default=False)
-
-    objects = SubmissionQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["-queued_at", "-id"]
-        indexes = [
-            models.Index(fields=["user", "-queued_at"]),
-            models.Index(fields=["status", "deadline_at"]),
-        ]
-        constraints = [
-            models.CheckConstraint(
-                condition=Q(
-                    status__in=[
-                        "queued",
-                        "running",
-                        "passed",
-                        "failed",
-                        "error",
-                        "timed_out",
-                        "out_of_memory",
-                        "rejected",
-                    ]
-                ),
-                name="submission_status_valid",
-            ),
-            models.CheckConstraint(
-                condition=Q(queue__in=["cpu", "gpu"]), name="submission_queue_valid"
-            ),
-            # Characters, not bytes, in SQL; the service checks the UTF-8 size exactly.
-            models.CheckConstraint(
-                condition=LessThanOrEqual(Length("code"), MAX_CODE_BYTES),
-                name="submission_code_max_length",
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"Submission {self.pk} ({self.status})"
-
-    @property
-    def finished(self) -> bool:
-        return self.status not in self.UNFINISHED
-
-    @property
-    def overdue(self) -> bool:
-        """Unfinished past its deadline: the page stops polling and says so."""
-        return (
-            not self.finished and self.deadline_at is not None and self.deadline_at < timezone.now()
-        )
+from .submissions import Submission
 
 
 class OwnedQuerySet(models.QuerySet):
@@ -134,23 +23,28 @@ class OwnedQuerySet(models.QuerySet):
         return self.filter(user=user)
 
 
+class ActivityKind(models.TextChoices):
+    HINT = "hint", "Revealed a hint"
+    ANSWER = "answer", "Revealed the answer"
+    QUICK_CHECK = "quick_check", "Answered a quick check"
+    RATING = "rating", "Rated their recall"
+    SUBMISSION = "submission", "Got a verdict"
+
+
+class ActivityRating(models.IntegerChoices):
+    # The values are FSRS's (fsrs.Rating), so a row can be replayed into a scheduler.
+    AGAIN = 1
+    HARD = 2
+    GOOD = 3
+    EASY = 4
+
+
 class Activity(models.Model):
     """One thing a learner did with a question. Progress, the heatmap and the streak are made of
     these rows; they are only ever added, never changed."""
 
-    class Kind(models.TextChoices):
-        HINT = "hint", "Revealed a hint"
-        ANSWER = "answer", "Revealed the answer"
-        QUICK_CHECK = "quick_check", "Answered a quick check"
-        RATING = "rating", "Rated their recall"
-        SUBMISSION = "submission", "Got a verdict"
-
-    class Rating(models.IntegerChoices):
-        # The values are FSRS's (fsrs.Rating), so a row can be replayed into a scheduler.
-        AGAIN = 1
-        HARD = 2
-        GOOD = 3
-        EASY = 4
+    Kind = ActivityKind
+    Rating = ActivityRating
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="activities"
@@ -179,10 +73,7 @@ class Activity(models.Model):
         verbose_name_plural = "activities"
         indexes = [models.Index(fields=["user", "-created_at"])]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(kind__in=["hint", "answer", "quick_check", "rating", "submission"]),
-                name="activity_kind_valid",
-            ),
+            choices_constraint("kind", ActivityKind, "activity_kind_valid"),
             models.CheckConstraint(
                 condition=Q(kind="hint", hint_order__isnull=False)
                 | (~Q(kind="hint") & Q(hint_order__isnull=True)),
@@ -204,12 +95,15 @@ class Activity(models.Model):
         return f"{self.user_id} {self.kind} {self.question_id} at {self.created_at:%Y-%m-%d %H:%M}"
 
 
+class QuestionProgressState(models.TextChoices):
+    ATTEMPTED = "attempted"
+    SOLVED = "solved"
+
+
 class QuestionProgress(models.Model):
     """Where a learner stands with one question. No row means not started."""
 
-    class State(models.TextChoices):
-        ATTEMPTED = "attempted"
-        SOLVED = "solved"
+    State = QuestionProgressState
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="question_progress"
@@ -231,9 +125,7 @@ class QuestionProgress(models.Model):
         indexes = [models.Index(fields=["user", "-last_activity_at"])]
         constraints = [
             models.UniqueConstraint(fields=["user", "question"], name="progress_unique_question"),
-            models.CheckConstraint(
-                condition=Q(state__in=["attempted", "solved"]), name="progress_state_valid"
-            ),
+            choices_constraint("state", QuestionProgressState, "progress_state_valid"),
             models.CheckConstraint(
                 condition=Q(state="solved", solved_at__isnull=False)
                 | Q(state="attempted", solved_at__isnull=True),
@@ -245,13 +137,16 @@ class QuestionProgress(models.Model):
         return f"{self.user_id} {self.state} {self.question_id}"
 
 
+class ReviewCardState(models.IntegerChoices):
+    LEARNING = 1
+    REVIEW = 2
+    RELEARNING = 3
+
+
 class ReviewCard(models.Model):
     """A question in a learner's review queue, scheduled by FSRS. The fields are fsrs.Card's."""
 
-    class State(models.IntegerChoices):
-        LEARNING = 1
-        REVIEW = 2
-        RELEARNING = 3
+    State = ReviewCardState
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_cards"
@@ -277,9 +172,13 @@ class ReviewCard(models.Model):
         indexes = [models.Index(fields=["user", "due"])]
         constraints = [
             models.UniqueConstraint(fields=["user", "question"], name="reviewcard_unique_question"),
-            models.CheckConstraint(condition=Q(state__in=[1, 2, 3]), name="reviewcard_state_valid"),
+            choices_constraint("state", ReviewCardState, "reviewcard_state_valid"),
             models.CheckConstraint(
-                condition=Q(last_rating__isnull=True) | Q(last_rating__gte=1, last_rating__lte=4),
+                condition=Q(last_rating__isnull=True)
+                | Q(
+                    last_rating__gte=min(ActivityRating.values),
+                    last_rating__lte=max(ActivityRating.values),
+                ),
                 name="reviewcard_last_rating_valid",
             ),
             models.CheckConstraint(

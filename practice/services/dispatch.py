@@ -9,6 +9,8 @@ run, not by the whole backlog (issue 13, finding 8).
 PostgreSQL stays the source of truth: a held row is a queued row without a deadline, and the sweep
 releases any whose learner has room (a hand-off lost with a killed worker only waits for it).
 Without a broker (grading runs in the request) there is no queue to be fair in, and nothing waits.
+
+This module is also the one hand-off to the broker: the only importer of `practice.tasks`.
 """
 
 from __future__ import annotations
@@ -16,15 +18,25 @@ from __future__ import annotations
 import functools
 import logging
 
+import kombu.exceptions
+import redis
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
 
+from .. import workers
 from ..models import Submission
 
 log = logging.getLogger(__name__)
+
+# What a broker outage raises (Redis is the broker): the caller answers 503, not 500.
+BROKER_ERRORS = (kombu.exceptions.OperationalError, redis.exceptions.ConnectionError, OSError)
+
+
+class GradingUnavailable(Exception):
+    """The broker cannot take the submission right now; nothing was stored."""
 
 
 def held_message(cap: int) -> str:
@@ -35,16 +47,60 @@ def held_message(cap: int) -> str:
     )
 
 
+def worker_online(queue: str) -> bool:
+    """What a queued submission tells its learner: grading in this process needs no worker."""
+    return settings.CELERY_TASK_ALWAYS_EAGER or workers.queue_has_worker(queue)
+
+
+def submission_dispatch(*, submission: Submission) -> None:
+    """Send a stored, queued submission to the broker (or hold it for fairness).
+
+    Inside the caller's transaction the message goes once the row commits; outside one, a broker
+    that cannot take it raises GradingUnavailable and the row is deleted, so nothing waits for a
+    broker nobody knows is down."""
+    if submission_hold(submission=submission):
+        return  # it waits for the learner's earlier submission (fairness)
+    if transaction.get_connection().in_atomic_block:
+        # The row commits later, with the caller's transaction; if the broker is away then, the
+        # row stays queued and the sweep sends it once the broker is back.
+        transaction.on_commit(lambda: enqueue_or_leave_to_sweep(submission.pk, submission.queue))
+        return
+    if settings.CELERY_TASK_ALWAYS_EAGER:  # graded here and now: no broker to lose
+        enqueue(submission.pk, submission.queue)
+        return
+    try:
+        enqueue(submission.pk, submission.queue)
+    except BROKER_ERRORS as exc:
+        submission.delete()
+        raise GradingUnavailable("the grading queue (broker) is unavailable") from exc
+
+
+def enqueue(submission_id: int, queue: str) -> None:
+    """Publish the grading task for one submission (the task takes the id and re-queries)."""
+    # Imported here: the task calls the services that call this (the one loop Celery imposes).
+    from ..tasks import grade_submission
+
+    grade_submission.apply_async(
+        args=[submission_id], queue=queue, retry_policy=settings.GRADER_PUBLISH_RETRY_POLICY
+    )
+
+
+def enqueue_or_leave_to_sweep(submission_id: int, queue: str) -> None:
+    """Publish after the row committed; a broker away leaves the row due now, for the sweep."""
+    try:
+        enqueue(submission_id, queue)
+    except BROKER_ERRORS:
+        # Committed but not sent: due now, so the first sweep after the broker returns sends it.
+        log.warning("broker unavailable; submission %s left to the sweep", submission_id)
+        Submission.objects.filter(pk=submission_id, status=Submission.Status.QUEUED).update(
+            deadline_at=timezone.now()
+        )
+
+
 def _cap() -> int:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return 0
     return settings.GRADER_USER_IN_FLIGHT
-
-
-def _enqueue(submission_id: int, queue: str) -> None:
-    from . import submissions  # one way to send a submission to the broker, not two
-
-    submissions._enqueue_or_leave_to_sweep(submission_id, queue)
 
 
 def _lock_user(user_id: int) -> None:
@@ -67,19 +123,13 @@ def submission_hold(*, submission: Submission) -> bool:
         others = _in_flight(user_id=submission.user_id, queue=submission.queue) - 1
         if others < cap:
             return False
-        submission.held = True
-        # Kept after ours: "no GPU worker is online" still applies to a held GPU submission.
-        submission.message = " ".join(filter(None, [held_message(cap), submission.message]))
-        submission.deadline_at = None  # the sweep releases it; it re-enqueues only what is sent
-        submission.save(update_fields=["held", "message", "deadline_at"])
+        submission.mark_held(reason=held_message(cap))
     return True
 
 
 def user_release_held(*, user_id: int, queue: str) -> int:
     """Enqueue the learner's oldest held submissions on `queue`, as many as they have room for.
     Returns how many were released."""
-    from .submissions import _mark_queued
-
     cap = _cap()
     with transaction.atomic():
         _lock_user(user_id)
@@ -91,11 +141,12 @@ def user_release_held(*, user_id: int, queue: str) -> int:
             return 0
         released = list(held.order_by("queued_at", "id").select_for_update()[:room])
         now = timezone.now()
+        online = worker_online(queue)
         for submission in released:
-            submission.held = False
-            _mark_queued(submission, now=now)
-            submission.save(update_fields=["held", "status", "message", "deadline_at"])
-            transaction.on_commit(functools.partial(_enqueue, submission.pk, submission.queue))
+            submission.mark_queued(now=now, worker_online=online)
+            transaction.on_commit(
+                functools.partial(enqueue_or_leave_to_sweep, submission.pk, submission.queue)
+            )
     return len(released)
 
 

@@ -1,6 +1,7 @@
 """Services for what a learner does with a question: reveal hints and the answer, answer quick
 checks, rate their recall (which schedules the next review with FSRS), get a verdict, bookmark and
-keep a note. Submissions and their grading are in submissions.py; it calls `verdict_record`.
+keep a note. Submissions and their grading are in submissions.py; it calls `verdict_record` and
+`verdict_schedule`.
 Review sessions (decks, undo, code reviewed by solving again) are in review.py.
 
 Every service here takes a signed-in user; the views let anonymous visitors read and try things
@@ -198,13 +199,14 @@ def rating_record(
 
 
 @transaction.atomic
-def verdict_record(*, submission: Submission) -> None:
-    """Called once a submission has its verdict: a pass solves the question and counts as a good
-    review, a failure counts as "again"."""
+def verdict_record(*, submission: Submission) -> bool:
+    """Called once a submission has its verdict: a pass solves the question, and the verdict is an
+    activity. False: the verdict does not count. Its review is scheduled next, by
+    review.code_review_verdict or else verdict_schedule."""
     now = submission.finished_at or timezone.now()
     passed = submission.status == Submission.Status.PASSED
     if not passed and submission.status not in FAILED_VERDICTS:
-        return
+        return False
     user, question = submission.user, submission.question
     progress = _progress(user=user, question=question, now=now)
     Activity.objects.create(
@@ -218,13 +220,23 @@ def verdict_record(*, submission: Submission) -> None:
     if passed:
         _solve(progress, now=now)
     progress.save()
-    # A code question under review is rated once, when its review ends, from how it went.
-    from .review import code_review_verdict  # review.py builds on this module
+    return True
 
-    if code_review_verdict(submission=submission, now=now):
-        return
+
+def verdict_schedule(*, submission: Submission) -> None:
+    """Schedule the question's next review from a counted verdict outside a code review (a code
+    question under review is rated once, when its review ends): a pass counts as a good review, a
+    failure as "again"."""
+    now = submission.finished_at or timezone.now()
+    passed = submission.status == Submission.Status.PASSED
     rating = Rating.GOOD if passed else Rating.AGAIN
-    _schedule(user=user, question=question, rating=rating, now=now, automatic=not passed)
+    _schedule(
+        user=submission.user,
+        question=submission.question,
+        rating=rating,
+        now=now,
+        automatic=not passed,
+    )
 
 
 @transaction.atomic

@@ -1,4 +1,5 @@
-"""Workflows around submissions: create (and enqueue), grade, and sweep what got stuck."""
+"""Workflows around submissions: create (and hand to services/dispatch.py), grade, and end one
+lost with the process that graded it. The status changes themselves are `Submission` methods."""
 
 from __future__ import annotations
 
@@ -9,8 +10,6 @@ from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
-import kombu.exceptions
-import redis
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, transaction
@@ -21,26 +20,21 @@ from accounts.models import User
 from grader.jobs import JobError
 from grader.limits import MAX_OUTPUT_CHARS
 from quizbank.bank.schema import wrong_solution_notes
-from quizbank.models import Exercise, Question
+from quizbank.models import Exercise, Question, Queue
 
-from .. import grader_client, workers
+from .. import grader_client
 from ..models import MAX_CODE_BYTES, Submission
-from . import dispatch, learning
+from ..models.submissions import no_worker_message
+from . import dispatch, learning, review
+from .dispatch import GradingUnavailable
+
+__all__ = ["GradingUnavailable", "submission_create", "submission_grade"]
 
 log = logging.getLogger(__name__)
 
-# What a broker or cache outage raises (Redis serves both): the caller answers 503, not 500.
-BROKER_ERRORS = (kombu.exceptions.OperationalError, redis.exceptions.ConnectionError, OSError)
-CACHE_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
-
-NO_WORKER = {
-    queue: (
-        f"No {queue.upper()} worker is online: this submission waits in the {queue.upper()} queue "
-        "and is graded as soon as one connects."
-    )
-    for queue in ("cpu", "gpu")
-}
-NO_GPU_WORKER = NO_WORKER["gpu"]
+# Kept importable from here: the views and tests name them through this module.
+NO_WORKER = {queue: no_worker_message(queue) for queue in Queue.values}
+NO_GPU_WORKER = NO_WORKER[Queue.GPU]
 GRADER_FAILED = (
     "The grader failed while grading this submission; this is a problem on our side, not in your "
     "code, and it does not count as an attempt. Your code was kept; please submit again. "
@@ -73,70 +67,11 @@ def submission_create(
     submission = Submission(
         user=user, question=question, code=code, queue=exercise.queue, mode=mode
     )
-    _mark_queued(submission, now=timezone.now())
     submission.full_clean()
-    submission.save()
-    if dispatch.submission_hold(submission=submission):
-        return submission  # it waits for the learner's earlier submission (fairness)
-    if transaction.get_connection().in_atomic_block:
-        # The row commits later, with the caller's transaction; if the broker is away then, the
-        # row stays queued and the sweep sends it once the broker is back.
-        transaction.on_commit(lambda: _enqueue_or_leave_to_sweep(submission.pk, submission.queue))
-        return submission
-    if settings.CELERY_TASK_ALWAYS_EAGER:  # graded here and now: no broker to lose
-        _enqueue(submission.pk, submission.queue)
-        return submission
-    try:
-        _enqueue(submission.pk, submission.queue)
-    except BROKER_ERRORS as exc:
-        # Nothing will grade it: take it back and tell the caller to retry (a 503), rather than
-        # accept a submission that waits for a broker nobody knows is down.
-        submission.delete()
-        raise GradingUnavailable("the grading queue (broker) is unavailable") from exc
+    online = dispatch.worker_online(submission.queue)
+    submission.mark_queued(now=timezone.now(), worker_online=online)
+    dispatch.submission_dispatch(submission=submission)
     return submission
-
-
-class GradingUnavailable(Exception):
-    """The broker cannot take the submission right now; nothing was stored."""
-
-
-def _mark_queued(submission: Submission, *, now: Any) -> None:
-    submission.status = Submission.Status.QUEUED
-    submission.message = ""
-    if not settings.CELERY_TASK_ALWAYS_EAGER and not _worker_online(submission.queue):
-        submission.message = NO_WORKER[submission.queue]
-    deadline = (
-        settings.GRADER_GPU_QUEUE_DEADLINE
-        if submission.queue == Submission.Queue.GPU
-        else settings.GRADER_QUEUE_DEADLINE
-    )
-    submission.deadline_at = now + timedelta(seconds=deadline)
-
-
-def _worker_online(queue: str) -> bool:
-    try:
-        return workers.worker_online(queue)
-    except CACHE_ERRORS:  # cannot tell: say nothing rather than fail the submission
-        return True
-
-
-def _enqueue(submission_id: int, queue: str) -> None:
-    from ..tasks import grade_submission
-
-    grade_submission.apply_async(
-        args=[submission_id], queue=queue, retry_policy=settings.GRADER_PUBLISH_RETRY_POLICY
-    )
-
-
-def _enqueue_or_leave_to_sweep(submission_id: int, queue: str) -> None:
-    try:
-        _enqueue(submission_id, queue)
-    except BROKER_ERRORS:
-        # Committed but not sent: due now, so the first sweep after the broker returns sends it.
-        log.warning("broker unavailable; submission %s left to the sweep", submission_id)
-        Submission.objects.filter(pk=submission_id, status=Submission.Status.QUEUED).update(
-            deadline_at=timezone.now()
-        )
 
 
 def submission_grade(*, submission_id: int, worker: str) -> Submission | None:
@@ -160,7 +95,10 @@ def submission_grade(*, submission_id: int, worker: str) -> Submission | None:
             return current  # another run of the same code finished first; it was scored once
         _store_verdict(current, exercise, verdict)
         if learners_fault and not examples:  # the grader's own failure is never scored
-            learning.verdict_record(submission=current)
+            counted = learning.verdict_record(submission=current)
+            now = current.finished_at or timezone.now()
+            if counted and not review.code_review_verdict(submission=current, now=now):
+                learning.verdict_schedule(submission=current)
     dispatch.user_release_held(user_id=current.user_id, queue=current.queue)
     return current
 
@@ -180,12 +118,7 @@ def _grading_start(*, submission_id: int, worker: str) -> tuple[Submission | Non
         leased = submission.deadline_at is not None and submission.deadline_at > now
         if submission.status == Submission.Status.RUNNING and leased:
             return submission, False  # a live worker is grading it
-        submission.status = Submission.Status.RUNNING
-        submission.tries += 1
-        submission.worker = worker[:200]
-        submission.started_at = now
-        submission.deadline_at = now + timedelta(seconds=settings.GRADER_LEASE_SECONDS)
-        submission.save(update_fields=["status", "tries", "worker", "started_at", "deadline_at"])
+        submission.mark_running(worker=worker, now=now)
     return submission, True
 
 
@@ -250,25 +183,26 @@ def _grade_in_sandbox(
 
 
 def _store_verdict(submission: Submission, exercise: Exercise, verdict: dict[str, Any]) -> None:
-    submission.status = verdict["status"]
-    submission.checks = [
-        {
-            "name": c["name"],
-            "status": c["status"],
-            "message": c.get("message", ""),
-            "visible": c.get("visible", False),
-        }
-        for c in verdict.get("checks", [])
-    ]
-    submission.message = verdict.get("message", "")
+    message = verdict.get("message", "")
     if exercise.queue == Submission.Queue.GPU and verdict.get("skipped"):
-        submission.message = f"{submission.message} {GRADED_ON_CPU}".strip()
-    submission.diagnosis = _diagnosis(exercise, verdict.get("diagnosis"))
-    submission.output = verdict.get("output", "")[:MAX_OUTPUT_CHARS]
-    submission.duration_ms = verdict.get("duration_ms")
-    submission.finished_at = timezone.now()
-    submission.deadline_at = None
-    submission.save()
+        message = f"{message} {GRADED_ON_CPU}".strip()
+    submission.mark_finished(
+        status=verdict["status"],
+        message=message,
+        checks=[
+            {
+                "name": c["name"],
+                "status": c["status"],
+                "message": c.get("message", ""),
+                "visible": c.get("visible", False),
+            }
+            for c in verdict.get("checks", [])
+        ],
+        diagnosis=_diagnosis(exercise, verdict.get("diagnosis")),
+        output=verdict.get("output", "")[:MAX_OUTPUT_CHARS],
+        duration_ms=verdict.get("duration_ms"),
+        now=timezone.now(),
+    )
 
 
 def _diagnosis(exercise: Exercise, found: Any) -> dict[str, str] | None:
@@ -302,10 +236,6 @@ def submission_settle_overdue(*, submission: Submission, now: Any = None) -> Sub
     with transaction.atomic():
         locked = Submission.objects.select_for_update().get(pk=submission.pk)
         if not locked.finished:
-            locked.status = Submission.Status.ERROR
-            locked.message = LOST_IN_PROCESS
-            locked.finished_at = now
-            locked.deadline_at = None
-            locked.save(update_fields=["status", "message", "finished_at", "deadline_at"])
+            locked.mark_failed(reason=LOST_IN_PROCESS, now=now)
     submission.refresh_from_db()
     return submission

@@ -15,9 +15,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from quizbank.models import Queue
+
+from .. import workers
 from ..models import MAX_TRIES, Submission
+from ..models.submissions import no_worker_message
 from . import dispatch
-from .submissions import NO_WORKER, _enqueue_or_leave_to_sweep, _mark_queued, _worker_online
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +38,7 @@ def submission_sweep(*, now: Any = None) -> dict[str, int]:
     It also tells the learner when no worker serves a queue, and stops saying so when one does."""
     now = now or timezone.now()
     in_broker, broker_lost = _broker_state(timezone.now())
-    online = {queue: _worker_online(queue) for queue in NO_WORKER}
+    online = {queue: workers.queue_has_worker(queue) for queue in Queue.values}
     requeued = failed = restored = 0
     with transaction.atomic():
         # A held row waits for its learner's earlier submission, not for a lost message: the
@@ -53,7 +56,6 @@ def submission_sweep(*, now: Any = None) -> dict[str, int]:
                 if overdue and not online[submission.queue]:
                     _wait_counted(submission, now=now, online=False)
                     failed += submission.status == Submission.Status.ERROR
-                    submission.save()
                 continue
             if submission.status == Submission.Status.RUNNING and not overdue:
                 continue  # a live worker holds its lease
@@ -64,15 +66,14 @@ def submission_sweep(*, now: Any = None) -> dict[str, int]:
             elif submission.tries >= MAX_TRIES:
                 _fail_stuck(submission, now=now, online=online[submission.queue])
                 failed += 1
-                submission.save()
                 continue
             else:
-                submission.tries += 1
                 requeued += 1
-            _mark_queued(submission, now=now)
+            submission.mark_queued(
+                now=now, worker_online=_told_online(online, submission.queue), count_try=overdue
+            )
             pk, queue = submission.pk, submission.queue
-            transaction.on_commit(functools.partial(_enqueue_or_leave_to_sweep, pk, queue))
-            submission.save()
+            transaction.on_commit(functools.partial(dispatch.enqueue_or_leave_to_sweep, pk, queue))
     _update_waiting_messages(online)
     if requeued or failed or restored:
         log.warning("sweep: %d re-enqueued, %d restored, %d failed", requeued, restored, failed)
@@ -80,25 +81,25 @@ def submission_sweep(*, now: Any = None) -> dict[str, int]:
     return {"requeued": requeued, "failed": failed, "restored": restored}
 
 
+def _told_online(online: dict[str, bool], queue: str) -> bool:
+    return settings.CELERY_TASK_ALWAYS_EAGER or online[queue]
+
+
 def _wait_counted(submission: Submission, *, now: Any, online: bool) -> None:
     """A try for a submission no worker could take; past MAX_TRIES it fails with that reason."""
     if submission.tries >= MAX_TRIES:
         _fail_stuck(submission, now=now, online=online)
     else:
-        submission.tries += 1
-        _mark_queued(submission, now=now)
+        submission.mark_queued(now=now, worker_online=online, count_try=True)
 
 
 def _fail_stuck(submission: Submission, *, now: Any, online: bool) -> None:
-    no_worker = not online
-    submission.status = Submission.Status.ERROR
-    submission.message = (
-        f"Grading did not finish after {MAX_TRIES} tries"
-        + (f" (no {submission.queue.upper()} worker picked it up)" if no_worker else "")
-        + ". Please submit again; if it keeps happening, tell us."
+    picked = "" if online else f" (no {submission.queue.upper()} worker picked it up)"
+    submission.mark_failed(
+        reason=f"Grading did not finish after {MAX_TRIES} tries{picked}. "
+        "Please submit again; if it keeps happening, tell us.",
+        now=now,
     )
-    submission.finished_at = now
-    submission.deadline_at = None
 
 
 def _update_waiting_messages(online: dict[str, bool]) -> None:
@@ -106,7 +107,8 @@ def _update_waiting_messages(online: dict[str, bool]) -> None:
     `online`: the sweep's one reading of worker presence per queue."""
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return
-    for queue, message in NO_WORKER.items():
+    for queue in Queue.values:
+        message = no_worker_message(queue)
         waiting = Submission.objects.filter(status=Submission.Status.QUEUED, queue=queue)
         if online[queue]:
             waiting.filter(message=message).update(message="")
@@ -136,7 +138,7 @@ def _broker_state(now: Any) -> tuple[set[int], bool]:
     client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5)
     try:
         # Snapshot first: a message published after it is for a row newer than the grace.
-        raw = [m for q in ("cpu", "gpu") for m in client.lrange(q, 0, -1)]
+        raw = [m for q in Queue.values for m in client.lrange(q, 0, -1)]
         raw += [json.dumps(json.loads(m)[0]).encode() for m in client.hvals("unacked")]
         client.set(BROKER_EPOCH_KEY, now.isoformat(), nx=True)
         stamp = client.get(BROKER_EPOCH_KEY)

@@ -17,12 +17,12 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import redirect, render, resolve_url
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from accounts.redirects import safe_next
 from quizbank import selectors as bank_selectors
 from quizbank.http import RETRY_AFTER_SECONDS, SERVICE_ERRORS
 from quizbank.models import Question, QuickCheck
@@ -49,10 +49,7 @@ def _sign_in_first(request, next_url: str):
 
 
 def _back(request, default: str) -> str:
-    target = request.POST.get("next", "")
-    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
-        return target
-    return default
+    return safe_next(request, request.POST.get("next", ""), default)
 
 
 @require_POST

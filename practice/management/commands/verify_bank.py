@@ -6,8 +6,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from grader import mutation, verification
-from grader.limits import MAX_TIME_LIMIT
+from grader import mutation
 from practice import grader_client
 from quizbank.bank.blocks import python_blocks
 from quizbank.bank.standard import standard_problems
@@ -69,9 +68,10 @@ class Command(BaseCommand):
         )
         if slugs:
             questions = questions.filter(slug__in=slugs)
-        questions = list(questions.exclude(status=Question.Status.ARCHIVED))
         with ThreadPoolExecutor(max_workers=settings.GRADER_SLOTS) as executor:
-            outcomes = list(executor.map(self.verify, questions))
+            outcomes = list(
+                executor.map(self.verify, list(questions.exclude(status=Question.Status.ARCHIVED)))
+            )
         scores = [o.mutants for o in outcomes if o.mutants is not None]
         for score in scores:
             self.stdout.write(score.line())
@@ -130,28 +130,12 @@ class Command(BaseCommand):
                 runnable.append(block)
         if not runnable:
             return
-        result = grader_client.sandbox_pool("cpu").run_snippets(
-            [b.code for b in runnable], MAX_TIME_LIMIT
-        )
-        for block, block_result in zip(runnable, result.get("blocks", []), strict=False):
-            if block_result.get("status") == "passed":
-                outcome.blocks_run += 1
-            elif block_result.get("status") != "skipped":
-                outcome.problems.append(
-                    f"answer.md line {block.line}: {block_result.get('message', 'failed')}"
-                )
-        if result.get("status") != "passed" and not outcome.problems:
-            outcome.problems.append(f"answer.md: {result.get('message', result.get('status'))}")
+        run = grader_client.answer_blocks_run(runnable)
+        outcome.blocks_run += run.passed
+        outcome.problems += run.problems
 
     def grade_exercise(self, exercise, outcome: Outcome) -> None:
-        files = verification.exercise_files(
-            solution=exercise.solution_code,
-            starter=exercise.starter_code,
-            wrong=exercise.wrong_solutions,
-        )
-        verdicts = verification.verify_exercise(
-            lambda code: grader_client.grade(exercise, code), files
-        )
+        verdicts = grader_client.exercise_verify(exercise)
         outcome.graded += len(verdicts)
         outcome.problems += [p for v in verdicts if (p := v.problem()) is not None]
         if self.mutants and not outcome.problems:

@@ -13,14 +13,12 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from grader import SandboxError, SandboxPool, verification
 from grader.limits import MAX_TIME_LIMIT
 from practice import grader_client
+from practice.grader_client import SandboxError, SandboxPool
 from quizbank.bank.blocks import Block, python_blocks
 from quizbank.models import Exercise, Question, Queue
 
@@ -102,10 +100,9 @@ def start_pools(count: int) -> list[SandboxPool]:
     """``count`` one-slot GPU pools, started side by side. One slot each, so that one zygote
     grades an exercise from start to end: the reference's outputs and the wrong solutions' are
     cached per zygote, and every run of a GPU slot is a fresh process (seconds to start)."""
-    devices: Literal["auto", "none"] = "none" if settings.GRADER_GPU_DEVICES == "none" else "auto"
 
     def start(_: int) -> SandboxPool:
-        return SandboxPool(settings.GRADER_PYTHON, slots=1, kind="gpu", devices=devices)
+        return grader_client.gpu_pool_start()
 
     with ThreadPoolExecutor(count) as executor:
         futures = [executor.submit(start, i) for i in range(count)]
@@ -269,20 +266,12 @@ class Command(BaseCommand):
     def grade(
         self, pool: SandboxPool, slug: str, exercise: Exercise, without_cuda: bool
     ) -> tuple[str, list[str]]:
-        files = verification.exercise_files(
-            solution=exercise.solution_code,
-            starter=exercise.starter_code,
-            wrong=exercise.wrong_solutions,
-        )
-        skipped: list[str] = []
-
-        def grade(code: str) -> dict[str, Any]:
-            verdict = pool.grade(grader_client.exercise_job(exercise, code))
-            if verdict.get("skipped") and not without_cuda:
-                skipped.append(f"{verdict['skipped']} check(s) skipped")
-            return verdict
-
-        verdicts = verification.verify_exercise(grade, files)
+        verdicts = grader_client.exercise_verify(exercise, pool=pool)
+        skipped = [
+            f"{v.result['skipped']} check(s) skipped"
+            for v in verdicts
+            if v.result.get("skipped") and not without_cuda
+        ]
         problems = []
         for found in verdicts:
             problem = found.problem()
@@ -294,16 +283,10 @@ class Command(BaseCommand):
     def run_blocks(
         self, pool: SandboxPool, slug: str, blocks: list[Block]
     ) -> tuple[str, list[str]]:
-        result = pool.run_snippets([b.code for b in blocks], MAX_TIME_LIMIT)
-        problems = [
-            f"{slug}: answer.md line {block.line}: {entry.get('message')}"
-            for block, entry in zip(blocks, result.get("blocks", []), strict=False)
-            if entry.get("status") == "failed"
-        ]
-        if result.get("status") != "passed" and not problems:
-            problems.append(f"{slug}: answer.md: {result.get('message', result.get('status'))}")
+        run = grader_client.answer_blocks_run(blocks, pool=pool)
+        problems = [f"{slug}: {problem}" for problem in run.problems]
         if problems:
-            problems[-1] += _tail(result.get("output", ""))
+            problems[-1] += _tail(run.output)
         cuda = sum("cuda" in b.tags for b in blocks)
         return f"{slug}: {len(blocks)} block(s) run, {cuda} of them CUDA", problems
 
