@@ -85,9 +85,6 @@ def profile(request):
     return render(request, "accounts/profile.html", {"form": form})
 
 
-NEW_KEY = "accounts:new-token-key"
-
-
 @login_required
 def delete(request):
     """ "Delete my account": asks for the password, then removes the account and all it owns."""
@@ -103,14 +100,13 @@ def delete(request):
 
 @login_required
 def tokens(request):
-    """The learner's tokens. A new key is shown on the first view after it was made (it waits in
-    the session, then is gone), never again, and the page is never cached."""
-    context = {
-        "tokens": request.user.api_tokens.all(),
-        "form": TokenForm(),
-        "new_key": request.session.pop(NEW_KEY, None),
-    }
-    response = render(request, "accounts/tokens.html", context)
+    """The learner's tokens; a page that is never cached."""
+    return _tokens_page(request, TokenForm())
+
+
+def _tokens_page(request, form, *, new_key: str | None = None, status: int = 200):
+    context = {"tokens": request.user.api_tokens.all(), "form": form, "new_key": new_key}
+    response = render(request, "accounts/tokens.html", context, status=status)
     add_never_cache_headers(response)
     return response
 
@@ -129,11 +125,11 @@ def token_create(request):
         except ValidationError as exc:
             form.add_error("name", exc.message_dict["name"])
         else:
-            # Redirect after the post: a refresh shows the page again, it does not make a token.
-            request.session[NEW_KEY] = key
-            return redirect("accounts:tokens")
-    context = {"tokens": request.user.api_tokens.all(), "form": form}
-    return render(request, "accounts/tokens.html", context, status=400)
+            # The key is in this response only: it is never stored, not even in the session
+            # (a session row is readable by whoever reads the database). Reloading asks the
+            # browser to post again, which makes another token under a name already taken: a 400.
+            return _tokens_page(request, TokenForm(), new_key=key)
+    return _tokens_page(request, form, status=400)
 
 
 @login_required
