@@ -95,3 +95,49 @@ def test_the_schema_documents_error_answers_and_types_the_progress_filter(api):
     assert "404" in detail
     params = {p["name"]: p for p in schema["paths"]["/api/questions/"]["get"]["parameters"]}
     assert params["progress"]["schema"]["items"]["type"] == "string"
+
+
+def test_a_cookie_holding_a_nul_is_dropped_and_the_page_still_works(client, settings):
+    for url in ("/", "/questions/", "/api/questions/"):
+        client.cookies[settings.SESSION_COOKIE_NAME] = "abc\x00def"
+        client.cookies["theme"] = "dark\x00"
+        response = client.get(url)
+        assert response.status_code == 200, url
+        # the browser is told to forget the broken cookies, so the next request is clean
+        assert response.cookies[settings.SESSION_COOKIE_NAME]["max-age"] == 0
+        assert response.cookies["theme"]["max-age"] == 0
+
+
+def test_a_nul_in_a_header_is_a_400(client):
+    response = client.get("/api/questions/", headers={"X-Request-Id": "a\x00b"})
+    assert response.status_code == 400 and "NUL" in response.json()["detail"]
+
+
+def test_a_form_body_that_is_not_utf8_is_a_400_naming_the_field(client, user):
+    client.force_login(user)
+    body = b"username=ok&code=print%28%22%FF%FE%22%29"
+    response = client.generic(
+        "POST", "/accounts/login/", body, content_type="application/x-www-form-urlencoded"
+    )
+    assert response.status_code == 400
+    assert response.content.decode() == "code: the value is not valid UTF-8 text."
+
+
+def test_a_multipart_part_that_is_not_utf8_is_a_400_naming_the_field(client):
+    boundary = "XyZ"
+    body = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="username"\r\n\r\nbad\xff'.encode(
+            "latin-1"
+        )
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    response = client.generic(
+        "POST", "/accounts/login/", body, content_type=f"multipart/form-data; boundary={boundary}"
+    )
+    assert response.status_code == 400
+    assert response.content.decode() == "username: the value is not valid UTF-8 text."
+
+
+def test_a_real_replacement_character_in_a_form_is_accepted(client):
+    response = client.post("/accounts/login/", {"username": "a\ufffdb", "password": "x"})
+    assert response.status_code == 200  # the form's own "wrong name or password", not a 400
