@@ -141,3 +141,19 @@ def test_a_multipart_part_that_is_not_utf8_is_a_400_naming_the_field(client):
 def test_a_real_replacement_character_in_a_form_is_accepted(client):
     response = client.post("/accounts/login/", {"username": "a\ufffdb", "password": "x"})
     assert response.status_code == 200  # the form's own "wrong name or password", not a 400
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/questions/",
+        "/api/submissions/",
+        "/api/interviews/",
+    ],
+)
+@pytest.mark.parametrize("page", ["9223372036854775807", "99999999999999999999999", "1000001"])
+def test_a_page_number_past_any_list_is_a_404_not_a_500(api, user, path, page):
+    api.force_authenticate(user)
+    response = api.get(path, {"page": page})
+    assert response.status_code == 404, response.content
+    assert response.json()["detail"] == "Invalid page."
