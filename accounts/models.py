@@ -8,11 +8,20 @@ from django.contrib.auth.models import AbstractUser, AnonymousUser
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from .names import name_key
+
 
 class User(AbstractUser):
     """The site's user. Custom from the first migration so it can grow without a painful swap."""
 
     email = models.EmailField("email address", blank=True)
+    # accounts.names.name_key(username): what the name looks like, so sign-up can refuse a name
+    # that a reader could not tell from one in use ("Alice", "alice", "Аlice" with a Cyrillic А).
+    username_key = models.CharField(max_length=150, db_index=True, editable=False, default="")
+
+    def clean(self) -> None:
+        super().clean()
+        self.username_key = name_key(self.username or "")
 
 
 # Who is asking: a signed-in user or an anonymous visitor. Selectors and access checks take either

@@ -48,9 +48,18 @@ def login_blocked(*, username: str, address: str) -> bool:
     )
 
 
+def _rate_name(action: str, key: str) -> str:
+    return f"rate:{action}:{hashlib.sha256(key.strip().lower().encode()).hexdigest()[:32]}"
+
+
+def rate_reached(*, action: str, key: str, limit: int) -> bool:
+    """True once `limit` counted actions happened within the window; counts nothing."""
+    return (cache.get(_rate_name(action, key)) or 0) >= limit
+
+
 def rate_limited(*, action: str, key: str, limit: int, window: int) -> bool:
     """Count one `action` for `key`; True once more than `limit` happened within `window` s."""
-    name = f"rate:{action}:{hashlib.sha256(key.strip().lower().encode()).hexdigest()[:32]}"
+    name = _rate_name(action, key)
     cache.add(name, 0, window)
     try:
         count = cache.incr(name)

@@ -39,28 +39,30 @@ def signup(request):
     if request.user.is_authenticated:
         return redirect(_next_url(request))
     form = SignupForm(request.POST or None)
-    limited = request.method == "POST" and throttling.rate_limited(
-        action="signup",
-        key=throttling.client_address(request),
-        limit=settings.SIGNUP_LIMIT_PER_HOUR,
-        window=3600,
-    )
-    if limited:
+    address = throttling.client_address(request)
+    limit = {"action": "signup", "key": address, "limit": settings.SIGNUP_LIMIT_PER_HOUR}
+    if request.method == "POST" and throttling.rate_reached(**limit):
         form.add_error(None, "Too many new accounts from your network; try again in an hour.")
         response = render(
             request, "registration/signup.html", {"form": form, "next": _next_url(request, "")}
         )
         response.status_code = 429
         return response
-    if request.method == "POST" and form.is_valid():
-        user = services.account_create(
-            username=form.cleaned_data["username"],
-            email=form.cleaned_data["email"],
-            password=form.cleaned_data["password1"],
-        )
-        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        messages.success(request, "Welcome! Your progress is saved from now on.")
-        return redirect(_next_url(request))
+    if request.method == "POST":
+        valid = form.is_valid()
+        # What is counted is what the limit is for: accounts made, and answers that tell whether
+        # a name is in use (probing for names). A mistyped password costs nothing.
+        if valid or form.has_error("username", "taken") or form.has_error("username", "unique"):
+            throttling.rate_limited(**limit, window=3600)
+        if valid:
+            user = services.account_create(
+                username=form.cleaned_data["username"],
+                email=form.cleaned_data["email"],
+                password=form.cleaned_data["password1"],
+            )
+            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            messages.success(request, "Welcome! Your progress is saved from now on.")
+            return redirect(_next_url(request))
     return render(
         request, "registration/signup.html", {"form": form, "next": _next_url(request, "")}
     )
