@@ -34,6 +34,14 @@ class LoginThrottleMixin:
                 code="throttled",
                 params={"minutes": max(1, settings.LOGIN_FAILURE_WINDOW // 60)},
             )
+        wait = throttling.slowed_for(username=username, request=self.request)
+        if wait:
+            raise ValidationError(
+                "This account had many failed sign-ins from elsewhere. Wait %(seconds)d seconds "
+                "and try again, or reset your password.",
+                code="throttled",
+                params={"seconds": wait},
+            )
         try:
             cleaned = super().clean()
         except ValidationError:

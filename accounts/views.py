@@ -28,6 +28,11 @@ class LoginView(auth_views.LoginView):
     form_class = LoginForm
     redirect_authenticated_user = True
 
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        throttling.remember_device(self.request, response, form.get_user().get_username())
+        return response
+
     def form_invalid(self, form):
         response = super().form_invalid(form)
         if form.has_error(NON_FIELD_ERRORS, "throttled"):
@@ -62,7 +67,9 @@ def signup(request):
             )
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
             messages.success(request, "Welcome! Your progress is saved from now on.")
-            return redirect(_next_url(request))
+            response = redirect(_next_url(request))
+            throttling.remember_device(request, response, user.get_username())
+            return response
     return render(
         request, "registration/signup.html", {"form": form, "next": _next_url(request, "")}
     )

@@ -170,6 +170,9 @@ LOGOUT_REDIRECT_URL = "/"
 LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
 LOGIN_FAILURE_ADDRESS_LIMIT = int(os.environ.get("LOGIN_FAILURE_ADDRESS_LIMIT", "30"))
 LOGIN_FAILURE_WINDOW = int(os.environ.get("LOGIN_FAILURE_WINDOW", "900"))
+# Failures on one account from anywhere before each further guess must wait (doubling, up to the
+# window) unless it comes from a browser that signed in to that account before.
+LOGIN_SLOWDOWN_AFTER = int(os.environ.get("LOGIN_SLOWDOWN_AFTER", "10"))
 # How many proxies in front of the site append the client's address to X-Forwarded-For (0: use
 # the connection's address; the compose file's single proxy: 1).
 TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
