@@ -3,6 +3,7 @@ import csv
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpResponse
 from django.utils import timezone
+from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, permissions, status, viewsets
@@ -293,7 +294,7 @@ class MeViewSet(viewsets.ViewSet):
         data = export_selectors.account_export(user=request.user)
         response = Response(data)
         name = self._filename(request, "json")
-        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        response["Content-Disposition"] = content_disposition_header(True, name)
         return response
 
     @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
@@ -301,7 +302,7 @@ class MeViewSet(viewsets.ViewSet):
     def activity(self, request):
         response = HttpResponse(content_type="text/csv; charset=utf-8")
         name = self._filename(request, "csv").replace(".csv", "-activity.csv")
-        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        response["Content-Disposition"] = content_disposition_header(True, name)
         writer = csv.DictWriter(response, fieldnames=export_selectors.ACTIVITY_COLUMNS)
         writer.writeheader()
         for row in export_selectors.activity_rows(user=request.user):

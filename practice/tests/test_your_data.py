@@ -135,3 +135,13 @@ def test_deleting_the_account_needs_the_password_and_removes_everything(
     assert not any(owned(busy).values())
     assert Note.objects.get(user=other).text == "Still here."
     assert client.get("/accounts/profile/").status_code == 302
+
+
+def test_a_username_beyond_ascii_gets_a_download_name_too(client, django_user_model):
+    learner = django_user_model.objects.create_user("Zoë_学习者", password="x-long-password-1")
+    client.force_login(learner)
+    for path in ("/api/me/export/", "/api/me/export/activity/"):
+        response = client.get(path)
+        assert response.status_code == 200
+        disposition = response["Content-Disposition"]
+        assert disposition.startswith("attachment; filename*=utf-8''quizbank-Zo%C3%AB_")
