@@ -115,6 +115,24 @@ class MethodNotAllowedPageMiddleware:
         return page
 
 
+class ApiNotFoundMiddleware:
+    """Under /api/, a 404 that no API view made (a path matching no route) answers JSON as the
+    API's own 404s do, not the site's HTML page (or Django's debug page under DEBUG)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (
+            response.status_code == 404
+            and request.path.startswith("/api/")
+            and not response.get("Content-Type", "").startswith("application/json")
+        ):
+            return JsonResponse({"detail": "Not found."}, status=404)
+        return response
+
+
 def _parent_page(path: str) -> str:
     """The page an action belongs to (/questions/x/bookmark/ -> /questions/x/), if it is one."""
     parent = path.rstrip("/").rsplit("/", 1)[0] + "/"

@@ -79,6 +79,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "quizbank.http.MethodNotAllowedPageMiddleware",
+    "quizbank.http.ApiNotFoundMiddleware",
     # Last, so it sees what views raise: a database or Redis outage answers 503 with Retry-After.
     "quizbank.http.ServiceUnavailableMiddleware",
 ]

@@ -157,3 +157,20 @@ def test_a_page_number_past_any_list_is_a_404_not_a_500(api, user, path, page):
     response = api.get(path, {"page": page})
     assert response.status_code == 404, response.content
     assert response.json()["detail"] == "Invalid page."
+
+
+@pytest.mark.parametrize("debug", [False, True])
+@pytest.mark.parametrize(
+    "path", ["/api/nothing-here/", "/api/questions/a/b/c/", "/api/me/elsewhere/"]
+)
+def test_an_api_path_matching_no_route_is_a_json_404(client, settings, debug, path):
+    settings.DEBUG = debug
+    response = client.get(path)
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == {"detail": "Not found."}
+
+
+def test_a_page_path_matching_no_route_stays_a_page(client):
+    response = client.get("/no-such-page/")
+    assert response.status_code == 404 and response["Content-Type"].startswith("text/html")
