@@ -1,7 +1,7 @@
 import csv
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import HttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.utils import timezone
 from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
@@ -19,6 +19,7 @@ from quizbank.api.serializers import (
     QuickCheckListSerializer,
     QuickCheckResultSerializer,
 )
+from quizbank.api.streaming import json_object_stream
 from quizbank.api.views import QuestionViewSet
 from quizbank.http import service_unavailable
 from quizbank.models import Question, QuickCheck
@@ -291,8 +292,10 @@ class MeViewSet(viewsets.ViewSet):
     # JSON even for a browser (the profile's button): a download, not the browsable API page.
     @action(detail=False, methods=["get"], url_path="export", renderer_classes=[JSONRenderer])
     def export(self, request):
-        data = export_selectors.account_export(user=request.user)
-        response = Response(data)
+        sections = export_selectors.account_export(user=request.user)
+        response = StreamingHttpResponse(
+            json_object_stream(sections), content_type="application/json"
+        )
         name = self._filename(request, "json")
         response["Content-Disposition"] = content_disposition_header(True, name)
         return response

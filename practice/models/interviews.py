@@ -96,6 +96,8 @@ class InterviewQuestion(models.Model):
         PASSED = "passed"
         PARTIAL = "partial", "Partly right"
         FAILED = "failed"
+        # Unpublished while the interview ran: skipped for the learner, left out of the score.
+        WITHDRAWN = "withdrawn", "Withdrawn from the bank (not scored)"
 
     interview = models.ForeignKey(MockInterview, on_delete=models.CASCADE, related_name="items")
     question = models.ForeignKey("quizbank.Question", on_delete=models.CASCADE, related_name="+")
@@ -128,6 +130,7 @@ class InterviewQuestion(models.Model):
                         "passed",
                         "partial",
                         "failed",
+                        "withdrawn",
                     ]
                 ),
                 name="interview_outcome_valid",
@@ -157,7 +160,7 @@ class InterviewQuestion(models.Model):
     def points(self) -> int | None:
         """Points earned, or None while there is nothing to grade (free text only, or pending)."""
         outcome = self.current_outcome()
-        if outcome in (self.Outcome.ANSWERED, self.Outcome.PENDING):
+        if outcome in (self.Outcome.ANSWERED, self.Outcome.PENDING, self.Outcome.WITHDRAWN):
             return None
         if outcome == self.Outcome.PASSED:
             earned = QUESTION_POINTS

@@ -120,8 +120,16 @@ def interview_create(
 
 
 def interview_settle(*, interview: MockInterview, now: datetime | None = None) -> MockInterview:
-    """Finish an interview whose time has run out. Every read and write calls this first."""
+    """Finish an interview whose time has run out, and withdraw the questions not answered yet
+    that were unpublished since it started (the learner never sees what the bank no longer
+    shows). Every read and write calls this first."""
     now = now or timezone.now()
+    if interview.active:
+        for item in interview.items.all():
+            if not item.done and item.question.status != Question.Status.PUBLISHED:
+                item.outcome = InterviewQuestion.Outcome.WITHDRAWN
+                item.answered_at = now
+                item.save(update_fields=["outcome", "answered_at"])
     if interview.active and now >= interview.ends_at:
         interview.finish(now=now)
     return interview
