@@ -278,7 +278,13 @@ GRADER_GPU_QUEUE_DEADLINE = int(os.environ.get("GRADER_GPU_QUEUE_DEADLINE", "600
 # A running submission's lease: its worker renews it every third of this; when the worker dies the
 # sweep re-sends the submission once the lease has run out.
 GRADER_LEASE_SECONDS = float(os.environ.get("GRADER_LEASE_SECONDS", "6"))
+# One budget per learner for code sent to the grader, whatever the path (the page, the API, mock
+# interviews, code reviews): SUBMISSION_RATE ("N/s|min|hour|day"), and at most
+# SUBMISSIONS_WAITING_MAX of theirs queued or running at once.
 SUBMISSION_RATE = os.environ.get("SUBMISSION_RATE", "20/min")
+SUBMISSIONS_WAITING_MAX = int(os.environ.get("SUBMISSIONS_WAITING_MAX", "3"))
+# Mock interviews a learner may start per day (UTC days, as everywhere on the site).
+INTERVIEWS_PER_DAY = int(os.environ.get("INTERVIEWS_PER_DAY", "20"))
 
 REST_FRAMEWORK = {
     # Token first: a request without credentials is then answered 401 with
@@ -297,7 +303,6 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "quizbank.api.pagination.PageNumberPagination",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "PAGE_SIZE": 20,
-    "DEFAULT_THROTTLE_RATES": {"submissions": SUBMISSION_RATE},
 }
 
 SPECTACULAR_SETTINGS = {

@@ -8,10 +8,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import Throttled, ValidationError
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 
 from quizbank import selectors as bank_selectors
 from quizbank.api.serializers import (
@@ -67,7 +66,6 @@ class SubmissionViewSet(
 
     serializer_class = SubmissionSerializer
     permission_classes = [permissions.IsAuthenticated]
-    throttle_scope = "submissions"
 
     def get_queryset(self):
         queryset = Submission.objects.visible_to(self.request.user).select_related("question")
@@ -81,9 +79,6 @@ class SubmissionViewSet(
     def get_object(self):
         return submissions.submission_settle_overdue(submission=super().get_object())
 
-    def get_throttles(self):
-        return [ScopedRateThrottle()] if self.action == "create" else []
-
     @extend_schema(request=SubmissionCreateSerializer, responses={201: SubmissionSerializer})
     def create(self, request, *args, **kwargs):
         serializer = SubmissionCreateSerializer(data=request.data, context={"request": request})
@@ -92,6 +87,8 @@ class SubmissionViewSet(
             submission = submissions.submission_create(
                 user=request.user, **serializer.validated_data
             )
+        except submissions.SubmissionBudgetExceeded as exc:
+            raise Throttled(wait=exc.retry_after, detail=exc.message_dict["code"][0]) from exc
         except DjangoValidationError as exc:
             raise ValidationError(exc.message_dict) from exc
         except submissions.GradingUnavailable:
@@ -185,6 +182,8 @@ class InterviewViewSet(
         serializer.is_valid(raise_exception=True)
         try:
             interview = interviews.interview_create(user=request.user, **serializer.validated_data)
+        except interviews.InterviewLimitReached as exc:
+            raise Throttled(wait=exc.retry_after, detail=exc.message_dict["interviews"][0]) from exc
         except DjangoValidationError as exc:
             raise ValidationError(exc.message_dict) from exc
         data = InterviewSerializer(self._fresh(interview)).data
@@ -230,6 +229,8 @@ class InterviewViewSet(
             )
         except interviews.TimeUp:
             return self._time_up(interview)
+        except submissions.SubmissionBudgetExceeded as exc:
+            raise Throttled(wait=exc.retry_after, detail=exc.message_dict["code"][0]) from exc
         except DjangoValidationError as exc:
             raise ValidationError(exc.message_dict) from exc
         return Response(InterviewSerializer(self._fresh(interview)).data)

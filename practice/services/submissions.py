@@ -17,6 +17,7 @@ from django.db import DatabaseError, transaction
 from django.db import connection as db_connection
 from django.utils import timezone
 
+from accounts import throttling
 from accounts.models import User
 from grader.jobs import JobError
 from grader.limits import MAX_OUTPUT_CHARS
@@ -70,6 +71,7 @@ def submission_create(
         raise ValidationError({"code": "The code is empty."})
     if mode not in Submission.Mode.values:
         raise ValidationError({"mode": "Use submit or examples."})
+    _spend_budget(user=user)
     submission = Submission(
         user=user, question=question, code=code, queue=exercise.queue, mode=mode
     )
@@ -94,6 +96,44 @@ def submission_create(
         submission.delete()
         raise GradingUnavailable("the grading queue (broker) is unavailable") from exc
     return submission
+
+
+class SubmissionBudgetExceeded(ValidationError):
+    """The learner's budget is spent (too many submissions a minute, or too many waiting for a
+    verdict): nothing was stored. The API answers 429 with Retry-After: `retry_after` seconds."""
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__({"code": message})
+        self.retry_after = retry_after
+
+
+PERIODS = {"s": 1, "sec": 1, "min": 60, "hour": 3600, "day": 86400}
+
+
+def _rate() -> tuple[int, int]:
+    count, _, period = settings.SUBMISSION_RATE.partition("/")
+    return int(count), PERIODS[period]
+
+
+def _spend_budget(*, user: User) -> None:
+    """One budget per learner, spent here since every path to the grader comes here: the page,
+    the API, an interview's code answer and a code review. Raises SubmissionBudgetExceeded."""
+    waiting = Submission.objects.filter(
+        user=user, status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING]
+    ).count()
+    if waiting >= settings.SUBMISSIONS_WAITING_MAX:
+        raise SubmissionBudgetExceeded(
+            f"You have {waiting} submissions waiting for their verdicts; send the next one "
+            "once they are graded.",
+            retry_after=5,
+        )
+    limit, window = _rate()
+    if throttling.rate_limited(
+        action="submissions", key=f"user:{user.pk}", limit=limit, window=window
+    ):
+        raise SubmissionBudgetExceeded(
+            "You are submitting very fast; wait a minute and try again.", retry_after=window
+        )
 
 
 class GradingUnavailable(Exception):

@@ -247,3 +247,22 @@ def test_a_question_archived_after_the_interview_is_hidden_in_its_report(api, cl
     report = api.get(f"/api/interviews/{pk}/").json()["report"]
     row = report["questions"][1]
     assert row["your_answer"] == "b" and row["model_answer"] == "" and row["title"] != second.title
+
+
+def test_interviews_started_a_day_are_limited(api, client, user, bank, settings):
+    """100 interviews had been started in 4.7 s, and 1,000 made the export 120 MB."""
+    settings.INTERVIEWS_PER_DAY = 2
+    api.force_authenticate(user)
+    assert [start(api).status_code for _ in range(2)] == [201, 201]
+    refused = start(api)
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    assert "tomorrow" in refused.json()["detail"]
+    client.force_login(user)
+    page = client.post(
+        "/interviews/new/", {"questions": 1, "minutes": 10, "topics": []}, follow=True
+    )
+    assert "tomorrow" in page.content.decode()
+    assert MockInterview.objects.filter(user=user).count() == 2
+    # yesterday's do not count
+    MockInterview.objects.update(started_at=timezone.now() - timedelta(days=1))
+    assert start(api).status_code == 201

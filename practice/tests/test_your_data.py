@@ -151,7 +151,7 @@ def test_a_username_beyond_ascii_gets_a_download_name_too(client, django_user_mo
         assert disposition.startswith("attachment; filename*=utf-8''quizbank-Zo%C3%AB_")
 
 
-def test_the_export_streams_in_bounded_chunks_whatever_the_account_size(client, busy):
+def test_the_export_streams_in_bounded_chunks_whatever_the_account_size(client, busy, settings):
     from practice.selectors.export import CHUNK
     from quizbank.api.streaming import CHUNK_BYTES
 
@@ -163,6 +163,7 @@ def test_the_export_streams_in_bounded_chunks_whatever_the_account_size(client, 
             for _ in range(300)
         ]
     )
+    settings.INTERVIEWS_PER_DAY = CHUNK + 10
     for _ in range(CHUNK + 5):  # interviews come in chunks of CHUNK: two chunks here
         interviews.interview_create(
             user=busy,
