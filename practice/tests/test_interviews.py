@@ -200,7 +200,7 @@ def test_the_list_runs_a_fixed_number_of_queries(client, user, bank, django_asse
     for _ in range(2):
         client.post("/interviews/new/", {"preset": "fundamentals-screen"})
         client.post("/interviews/new/", {"topics": ["basics"], "questions": 2, "minutes": 10})
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(6):  # the page's count included
         assert client.get("/interviews/").status_code == 200
 
 
@@ -266,3 +266,15 @@ def test_interviews_started_a_day_are_limited(api, client, user, bank, settings)
     # yesterday's do not count
     MockInterview.objects.update(started_at=timezone.now() - timedelta(days=1))
     assert start(api).status_code == 201
+
+
+def test_the_list_shows_a_page_at_a_time(client, user, bank, settings):
+    settings.INTERVIEWS_PER_DAY = 100
+    client.force_login(user)
+    for _ in range(23):
+        client.post("/interviews/new/", {"topics": ["basics"], "questions": 1, "minutes": 10})
+    first = client.get("/interviews/")
+    assert len(first.context["rows"]) == 20 and "Page 1 of 2" in first.content.decode()
+    second = client.get("/interviews/?page=2")
+    assert len(second.context["rows"]) == 3
+    assert len(client.get("/interviews/?page=99999999999999999999").context["rows"]) == 3
