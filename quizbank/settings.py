@@ -207,9 +207,7 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "quizbank <noreply@loc
 REDIS_URL = os.environ.get("REDIS_URL", "")
 CACHES: dict[str, dict[str, Any]]
 if REDIS_URL:
-    CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
-    }
+    CACHES = {"default": {"BACKEND": "quizbank.cache.DegradingRedisCache", "LOCATION": REDIS_URL}}
     CELERY_BROKER_URL = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = False
 else:
