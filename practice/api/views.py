@@ -13,6 +13,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from quizbank import selectors as bank_selectors
+from quizbank.api.schema import SummarySchema
 from quizbank.api.serializers import (
     QuickCheckAnswerSerializer,
     QuickCheckListSerializer,
@@ -105,6 +106,7 @@ class ProgressViewSet(viewsets.ViewSet):
     recent activity; the same figures as the /progress/ page."""
 
     permission_classes = [permissions.IsAuthenticated]
+    schema = SummarySchema()
 
     @extend_schema(responses=ProgressSerializer)
     def list(self, request):

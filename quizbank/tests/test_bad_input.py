@@ -97,6 +97,25 @@ def test_the_schema_documents_error_answers_and_types_the_progress_filter(api):
     assert params["progress"]["schema"]["items"]["type"] == "string"
 
 
+def test_the_schema_is_true_to_summaries_conflicts_and_limits(api):
+    import yaml
+
+    schema = yaml.safe_load(api.get("/api/schema/").content)
+    paths = schema["paths"]
+    for path in ("/api/progress/", "/api/reviews/"):  # one object each, never an array
+        body = paths[path]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+        assert "$ref" in body and body.get("type") != "array", path
+    assert "404" in paths["/api/questions/"]["get"]["responses"]  # ?page past the end
+    for path in (
+        "/api/interviews/{id}/answer/",
+        "/api/interviews/{id}/hint/",
+        "/api/reviews/undo/",
+    ):
+        assert "409" in paths[path]["post"]["responses"], path
+    for path in ("/api/interviews/", "/api/interviews/{id}/answer/"):
+        assert "429" in paths[path]["post"]["responses"], path
+
+
 def test_a_cookie_holding_a_nul_is_dropped_and_the_page_still_works(client, settings):
     for url in ("/", "/questions/", "/api/questions/"):
         client.cookies[settings.SESSION_COOKIE_NAME] = "abc\x00def"
