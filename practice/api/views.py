@@ -5,7 +5,7 @@ from django.http import HttpResponse, StreamingHttpResponse
 from django.utils import timezone
 from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import Throttled, ValidationError
@@ -53,6 +53,9 @@ class LearnerQuestionViewSet(QuestionViewSet):
     filterset_class = LearnerQuestionFilter
 
 
+KEY_MAX = 80  # Submission.idempotency_key's length
+
+
 class SubmissionViewSet(
     mixins.CreateModelMixin,
     mixins.ListModelMixin,
@@ -63,7 +66,9 @@ class SubmissionViewSet(
     have code graded (`"mode": "examples"` runs only the visible checks, is never scored, and is
     listed apart: `GET ?mode=examples`); poll the returned submission until its status is no
     longer `queued` or `running`. A failing submission may carry a `diagnosis`: the misconception
-    it shares with a known wrong solution, and a hint."""
+    it shares with a known wrong solution, and a hint. Send an `Idempotency-Key` header (any
+    string you make up, at most 80 characters) to retry a POST safely: the same key answers the
+    submission it made (200) instead of making another."""
 
     serializer_class = SubmissionSerializer
     permission_classes = [permissions.IsAuthenticated]
@@ -80,14 +85,34 @@ class SubmissionViewSet(
     def get_object(self):
         return submissions.submission_settle_overdue(submission=super().get_object())
 
-    @extend_schema(request=SubmissionCreateSerializer, responses={201: SubmissionSerializer})
+    @extend_schema(
+        request=SubmissionCreateSerializer,
+        responses={201: SubmissionSerializer, 200: SubmissionSerializer},
+        parameters=[
+            OpenApiParameter(
+                "Idempotency-Key",
+                str,
+                OpenApiParameter.HEADER,
+                description="Makes a retried POST answer the submission it made (200).",
+            )
+        ],
+    )
     def create(self, request, *args, **kwargs):
         serializer = SubmissionCreateSerializer(data=request.data, context={"request": request})
         serializer.is_valid(raise_exception=True)
+        key = request.headers.get("Idempotency-Key", "").strip()
+        if len(key) > KEY_MAX:
+            raise ValidationError({"Idempotency-Key": f"At most {KEY_MAX} characters."})
         try:
-            submission = submissions.submission_create(
-                user=request.user, **serializer.validated_data
-            )
+            if key:
+                submission, created = submissions.submission_create_once(
+                    user=request.user, idempotency_key=key, **serializer.validated_data
+                )
+            else:
+                submission, created = (
+                    submissions.submission_create(user=request.user, **serializer.validated_data),
+                    True,
+                )
         except submissions.SubmissionBudgetExceeded as exc:
             raise Throttled(wait=exc.retry_after, detail=exc.message_dict["code"][0]) from exc
         except DjangoValidationError as exc:
@@ -96,6 +121,13 @@ class SubmissionViewSet(
             return service_unavailable(
                 request, "The grading queue is unavailable; nothing was stored. Retry later."
             )
+        if not created:
+            sent = serializer.validated_data
+            if (submission.code, submission.question_id) != (sent["code"], sent["question"].pk):
+                raise ValidationError(
+                    {"Idempotency-Key": "This key was already used for another submission."}
+                )
+            return Response(SubmissionSerializer(submission).data, status=status.HTTP_200_OK)
         # Without a broker the verdict is already there; with one this is the queued row.
         submission.refresh_from_db()
         return Response(SubmissionSerializer(submission).data, status=status.HTTP_201_CREATED)

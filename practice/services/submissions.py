@@ -13,7 +13,7 @@ import kombu.exceptions
 import redis
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.db import connection as db_connection
 from django.utils import timezone
 
@@ -52,8 +52,29 @@ GRADED_ON_CPU = (
 )
 
 
+def submission_create_once(
+    *, user: User, idempotency_key: str, **fields: Any
+) -> tuple[Submission, bool]:
+    """submission_create() unless `user` already made a submission under `idempotency_key`:
+    then that one, unchanged. Returns (submission, created)."""
+    existing = Submission.objects.filter(user=user, idempotency_key=idempotency_key).first()
+    if existing is not None:
+        return existing, False
+    try:
+        # Not in a transaction of its own: submission_create() decides when to enqueue by
+        # whether the caller holds one.
+        return submission_create(user=user, idempotency_key=idempotency_key, **fields), True
+    except IntegrityError:  # the same key, sent twice at once: the other request stored it
+        return Submission.objects.get(user=user, idempotency_key=idempotency_key), False
+
+
 def submission_create(
-    *, user: User, question: Question, code: str, mode: str = Submission.Mode.SUBMIT
+    *,
+    user: User,
+    question: Question,
+    code: str,
+    mode: str = Submission.Mode.SUBMIT,
+    idempotency_key: str = "",
 ) -> Submission:
     """Store a submission and enqueue its grading once the row is committed. `mode` "examples"
     runs only the visible checks; such a run is never scored and never solves the question.
@@ -73,7 +94,12 @@ def submission_create(
         raise ValidationError({"mode": "Use submit or examples."})
     _spend_budget(user=user)
     submission = Submission(
-        user=user, question=question, code=code, queue=exercise.queue, mode=mode
+        user=user,
+        question=question,
+        code=code,
+        queue=exercise.queue,
+        mode=mode,
+        idempotency_key=idempotency_key,
     )
     _mark_queued(submission, now=timezone.now())
     submission.full_clean()

@@ -218,3 +218,28 @@ def test_a_learner_cannot_hold_more_than_the_waiting_bound(api, user, exercise, 
     assert [r.status_code for r in statuses] == [201, 201, 429]
     assert "waiting for their verdicts" in statuses[2].json()["detail"]
     assert Submission.objects.filter(user=user).count() == 2
+
+
+def test_a_retried_post_with_the_same_idempotency_key_makes_one_submission(api, user, exercise):
+    """A POST told it failed (a 503, a reset connection) had in fact been stored and graded."""
+    api.force_authenticate(user)
+    body = {"question": "double-it", "code": RIGHT}
+    first = api.post("/api/submissions/", body, format="json", HTTP_IDEMPOTENCY_KEY="try-1")
+    again = api.post("/api/submissions/", body, format="json", HTTP_IDEMPOTENCY_KEY="try-1")
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert again.json()["id"] == first.json()["id"]
+    assert Submission.objects.filter(user=user).count() == 1
+    other = api.post("/api/submissions/", body, format="json", HTTP_IDEMPOTENCY_KEY="try-2")
+    assert other.status_code == 201 and Submission.objects.filter(user=user).count() == 2
+    reused = {"question": "double-it", "code": RIGHT + "# changed\n"}
+    clash = api.post("/api/submissions/", reused, format="json", HTTP_IDEMPOTENCY_KEY="try-1")
+    assert clash.status_code == 400 and "Idempotency-Key" in clash.json()
+
+
+def test_idempotency_keys_are_per_learner(api, user, exercise, django_user_model):
+    body = {"question": "double-it", "code": RIGHT}
+    api.force_authenticate(user)
+    mine = api.post("/api/submissions/", body, format="json", HTTP_IDEMPOTENCY_KEY="k")
+    api.force_authenticate(django_user_model.objects.create_user("other"))
+    theirs = api.post("/api/submissions/", body, format="json", HTTP_IDEMPOTENCY_KEY="k")
+    assert theirs.status_code == 201 and theirs.json()["id"] != mine.json()["id"]
