@@ -21,6 +21,9 @@ class HashedTokenAuthentication(TokenAuthentication):
         )
         if token is None or not token.user.is_active:
             raise exceptions.AuthenticationFailed("Invalid token.")
+        if token.outlived_its_password():
+            token.delete()
+            raise exceptions.AuthenticationFailed("Invalid token.")
         now = timezone.now()
         if token.expires_at is not None and token.expires_at <= now:
             raise exceptions.AuthenticationFailed("This token has expired.")

@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 
 from . import throttling
 from .models import DAILY_GOAL_MAX, DAILY_GOAL_MIN, Profile
+from .names import name_key
 
 
 class PlainLabels:
@@ -32,6 +33,14 @@ class LoginThrottleMixin(AuthenticationForm):
                 self.throttled_message,
                 code="throttled",
                 params={"minutes": max(1, settings.LOGIN_FAILURE_WINDOW // 60)},
+            )
+        wait = throttling.slowed_for(username=username, request=self.request)
+        if wait:
+            raise ValidationError(
+                "This account had many failed sign-ins from elsewhere. Wait %(seconds)d seconds "
+                "and try again, or reset your password.",
+                code="throttled",
+                params={"seconds": wait},
             )
         try:
             cleaned = super().clean()
@@ -60,6 +69,14 @@ class SignupForm(PlainLabels, UserCreationForm):
     class Meta(UserCreationForm.Meta):
         model = get_user_model()
         fields = ("username", "email")
+
+    TAKEN = "That name is taken, or looks too much like one that is: choose another."
+
+    def clean_username(self):
+        username = super().clean_username()  # None once Django found the name itself
+        if username and get_user_model().objects.filter(username_key=name_key(username)).exists():
+            raise ValidationError(self.TAKEN, code="taken")
+        return username
 
 
 class ProfileForm(PlainLabels, forms.ModelForm):

@@ -8,11 +8,20 @@ from django.contrib.auth.models import AbstractUser, AnonymousUser
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from .names import name_key
+
 
 class User(AbstractUser):
     """The site's user. Custom from the first migration so it can grow without a painful swap."""
 
     email = models.EmailField("email address", blank=True)
+    # accounts.names.name_key(username): what the name looks like, so sign-up can refuse a name
+    # that a reader could not tell from one in use ("Alice", "alice", "Аlice" with a Cyrillic А).
+    username_key = models.CharField(max_length=150, db_index=True, editable=False, default="")
+
+    def clean(self) -> None:
+        super().clean()
+        self.username_key = name_key(self.username or "")
 
 
 # Who is asking: a signed-in user or an anonymous visitor. Selectors and access checks take either
@@ -63,6 +72,12 @@ class ApiToken(models.Model):
     )
     name = models.CharField(max_length=100, help_text="What uses it, e.g. “laptop script”.")
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
+    password_fingerprint = models.CharField(
+        max_length=64,
+        editable=False,
+        help_text="A digest of the owner's password hash when the token was made: once the "
+        "password changes, by any route, the token no longer signs in.",
+    )
     prefix = models.CharField(max_length=8, editable=False, help_text="The key's first characters.")
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(null=True, blank=True)
@@ -80,3 +95,13 @@ class ApiToken(models.Model):
     @staticmethod
     def hash_key(key: str) -> str:
         return hashlib.sha256(key.encode()).hexdigest()
+
+    @staticmethod
+    def fingerprint(user: User) -> str:
+        """A digest of the user's password hash (itself salted), so a token made under one
+        password is refused under the next however the hash was changed: the password form, a
+        reset, the admin, set_password() in a shell or a raw UPDATE."""
+        return hashlib.sha256(user.password.encode()).hexdigest()
+
+    def outlived_its_password(self) -> bool:
+        return self.password_fingerprint != self.fingerprint(self.user)

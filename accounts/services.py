@@ -63,10 +63,11 @@ def token_create(
         user=user,
         name=name,
         key_hash=ApiToken.hash_key(key),
+        password_fingerprint=ApiToken.fingerprint(user),
         prefix=key[:8],
         expires_at=expires_at,
     )
-    token.full_clean(exclude=["key_hash", "prefix"])
+    token.full_clean(exclude=["key_hash", "password_fingerprint", "prefix"])
     token.save()
     return token, key
 

@@ -23,6 +23,11 @@ class LoginView(auth_views.LoginView):
     form_class = LoginForm
     redirect_authenticated_user = True
 
+    def form_valid(self, form):
+        response = super().form_valid(form)
+        throttling.remember_device(self.request, response, form.get_user().get_username())
+        return response
+
     def form_invalid(self, form):
         response = super().form_invalid(form)
         if form.has_error(NON_FIELD_ERRORS, "throttled"):
@@ -34,28 +39,34 @@ def signup(request):
     if request.user.is_authenticated:
         return redirect(_next_url(request))
     form = SignupForm(request.POST or None)
-    limited = request.method == "POST" and throttling.rate_limited(
-        action="signup",
-        key=throttling.client_address(request),
-        limit=settings.SIGNUP_LIMIT_PER_HOUR,
-        window=3600,
-    )
-    if limited:
+    address = throttling.client_address(request)
+    limit = settings.SIGNUP_LIMIT_PER_HOUR
+    if request.method == "POST" and throttling.rate_reached(
+        action="signup", key=address, limit=limit
+    ):
         form.add_error(None, "Too many new accounts from your network; try again in an hour.")
         response = render(
             request, "registration/signup.html", {"form": form, "next": _next_url(request, "")}
         )
         response.status_code = 429
         return response
-    if request.method == "POST" and form.is_valid():
-        user = services.account_create(
-            username=form.cleaned_data["username"],
-            email=form.cleaned_data["email"],
-            password=form.cleaned_data["password1"],
-        )
-        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        messages.success(request, "Welcome! Your progress is saved from now on.")
-        return redirect(_next_url(request))
+    if request.method == "POST":
+        valid = form.is_valid()
+        # What is counted is what the limit is for: accounts made, and answers that tell whether
+        # a name is in use (probing for names). A mistyped password costs nothing.
+        if valid or form.has_error("username", "taken") or form.has_error("username", "unique"):
+            throttling.rate_limited(action="signup", key=address, limit=limit, window=3600)
+        if valid:
+            user = services.account_create(
+                username=form.cleaned_data["username"],
+                email=form.cleaned_data["email"],
+                password=form.cleaned_data["password1"],
+            )
+            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            messages.success(request, "Welcome! Your progress is saved from now on.")
+            response = redirect(_next_url(request))
+            throttling.remember_device(request, response, user.get_username())
+            return response
     return render(
         request, "registration/signup.html", {"form": form, "next": _next_url(request, "")}
     )
@@ -80,9 +91,6 @@ def profile(request):
     return render(request, "accounts/profile.html", {"form": form})
 
 
-NEW_KEY = "accounts:new-token-key"
-
-
 @login_required
 def delete(request):
     """ "Delete my account": asks for the password, then removes the account and all it owns."""
@@ -98,14 +106,13 @@ def delete(request):
 
 @login_required
 def tokens(request):
-    """The learner's tokens. A new key is shown on the first view after it was made (it waits in
-    the session, then is gone), never again, and the page is never cached."""
-    context = {
-        "tokens": request.user.api_tokens.all(),
-        "form": TokenForm(),
-        "new_key": request.session.pop(NEW_KEY, None),
-    }
-    response = render(request, "accounts/tokens.html", context)
+    """The learner's tokens; a page that is never cached."""
+    return _tokens_page(request, TokenForm())
+
+
+def _tokens_page(request, form, *, new_key: str | None = None, status: int = 200):
+    context = {"tokens": request.user.api_tokens.all(), "form": form, "new_key": new_key}
+    response = render(request, "accounts/tokens.html", context, status=status)
     add_never_cache_headers(response)
     return response
 
@@ -124,11 +131,11 @@ def token_create(request):
         except ValidationError as exc:
             form.add_error("name", exc.message_dict["name"])
         else:
-            # Redirect after the post: a refresh shows the page again, it does not make a token.
-            request.session[NEW_KEY] = key
-            return redirect("accounts:tokens")
-    context = {"tokens": request.user.api_tokens.all(), "form": form}
-    return render(request, "accounts/tokens.html", context, status=400)
+            # The key is in this response only: it is never stored, not even in the session
+            # (a session row is readable by whoever reads the database). Reloading asks the
+            # browser to post again, which makes another token under a name already taken: a 400.
+            return _tokens_page(request, TokenForm(), new_key=key)
+    return _tokens_page(request, form, status=400)
 
 
 @login_required

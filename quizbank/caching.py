@@ -38,7 +38,9 @@ def bank_version() -> str:
     version = cache.get(BANK_VERSION_KEY)
     if version is None:
         cache.add(BANK_VERSION_KEY, uuid.uuid4().hex, None)
-        version = cache.get(BANK_VERSION_KEY) or ""
+        # None still: the shared cache is away (quizbank/cache.py). A version of this request's
+        # own, so nothing cached under it is ever read again: the facts come from the database.
+        version = cache.get(BANK_VERSION_KEY) or uuid.uuid4().hex
     if getattr(_request, "running", False):
         _request.version = version
     return version

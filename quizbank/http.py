@@ -1,8 +1,11 @@
 """Input no view can use, refused at the door; and the site's own page for a 405.
 
-PostgreSQL text cannot hold a NUL character: a NUL in a URL, a query string or a form field that
-reaches a query raises a DataError (a 500). Rather than guard every lookup and filter, requests
-carrying one are answered 400 here, before any view runs."""
+PostgreSQL text cannot hold a NUL character: a NUL in a URL, a query string, a header or a form
+field that reaches a query raises a DataError (a 500). Rather than guard every lookup and filter,
+requests carrying one are answered 400 here, before any view runs. A cookie holding one is dropped
+instead (and deleted in the browser): answering 400 would lock the visitor out, since the browser
+sends the cookie again with every request. Form bodies that are not valid UTF-8 are refused too:
+Django would replace the bad bytes, so the code graded would not be the code sent."""
 
 from __future__ import annotations
 
@@ -26,22 +29,63 @@ def _has_nul(text: str) -> bool:
     return "\x00" in text or b"\x00" in unquote_to_bytes(text)
 
 
+def _bad_request(request: HttpRequest, message: str) -> HttpResponse:
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": message}, status=400)
+    return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
+
+
+def _not_utf8_field(request: HttpRequest) -> str | None:
+    """The first form field whose value is not valid UTF-8, or None."""
+    if request.content_type == FORM_TYPES[0]:
+        for pair in request.body.split(b"&"):
+            name, _, value = pair.partition(b"=")
+            try:
+                unquote_to_bytes(value.replace(b"+", b" ")).decode()
+            except UnicodeDecodeError:
+                return unquote_to_bytes(name).decode(errors="replace")
+        return None
+    # multipart: Django has decoded each part with errors="replace"; a replacement character the
+    # body did not carry itself came from bytes that were not UTF-8.
+    if "\ufffd".encode() in request.body:
+        return None
+    for key, values in request.POST.lists():
+        if any("\ufffd" in v for v in values):
+            return key
+    return None
+
+
 class RejectNulMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         query = request.META.get("QUERY_STRING", "")
-        form_nul = request.content_type in FORM_TYPES and any(
-            "\x00" in key or any("\x00" in v for v in values)
-            for key, values in request.POST.lists()
+        headers_nul = any(
+            "\x00" in value for key, value in request.headers.items() if key.lower() != "cookie"
         )
-        if "\x00" in request.path or _has_nul(query) or form_nul:
-            message = "The request contains a NUL character, which no field accepts."
-            if request.path.startswith("/api/"):
-                return JsonResponse({"detail": message}, status=400)
-            return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
-        return self.get_response(request)
+        if "\x00" in request.path or _has_nul(query) or headers_nul:
+            return _bad_request(request, NUL_MESSAGE)
+        if request.content_type in FORM_TYPES:
+            request.body  # noqa: B018  (read first, so both checks below can see the raw bytes)
+            if any(
+                "\x00" in key or any("\x00" in v for v in values)
+                for key, values in request.POST.lists()
+            ):
+                return _bad_request(request, NUL_MESSAGE)
+            field = _not_utf8_field(request)
+            if field is not None:
+                return _bad_request(request, f"{field}: the value is not valid UTF-8 text.")
+        dropped = [name for name, value in request.COOKIES.items() if _has_nul(name + value)]
+        for name in dropped:
+            del request.COOKIES[name]
+        response = self.get_response(request)
+        for name in dropped:
+            response.delete_cookie(name)
+        return response
+
+
+NUL_MESSAGE = "The request contains a NUL character, which no field accepts."
 
 
 class MethodNotAllowedPageMiddleware:
@@ -69,6 +113,24 @@ class MethodNotAllowedPageMiddleware:
         )
         page["Allow"] = allowed
         return page
+
+
+class ApiNotFoundMiddleware:
+    """Under /api/, a 404 that no API view made (a path matching no route) answers JSON as the
+    API's own 404s do, not the site's HTML page (or Django's debug page under DEBUG)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (
+            response.status_code == 404
+            and request.path.startswith("/api/")
+            and not response.get("Content-Type", "").startswith("application/json")
+        ):
+            return JsonResponse({"detail": "Not found."}, status=404)
+        return response
 
 
 def _parent_page(path: str) -> str:

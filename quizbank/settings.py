@@ -79,6 +79,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "quizbank.http.MethodNotAllowedPageMiddleware",
+    "quizbank.http.ApiNotFoundMiddleware",
     # Last, so it sees what views raise: a database or Redis outage answers 503 with Retry-After.
     "quizbank.http.ServiceUnavailableMiddleware",
 ]
@@ -173,6 +174,9 @@ LOGOUT_REDIRECT_URL = "/"
 LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
 LOGIN_FAILURE_ADDRESS_LIMIT = int(os.environ.get("LOGIN_FAILURE_ADDRESS_LIMIT", "30"))
 LOGIN_FAILURE_WINDOW = int(os.environ.get("LOGIN_FAILURE_WINDOW", "900"))
+# Failures on one account from anywhere before each further guess must wait (doubling, up to the
+# window) unless it comes from a browser that signed in to that account before.
+LOGIN_SLOWDOWN_AFTER = int(os.environ.get("LOGIN_SLOWDOWN_AFTER", "10"))
 # How many proxies in front of the site append the client's address to X-Forwarded-For (0: use
 # the connection's address; the compose file's single proxy: 1).
 TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
@@ -206,9 +210,7 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "quizbank <noreply@loc
 REDIS_URL = os.environ.get("REDIS_URL", "")
 CACHES: dict[str, dict[str, Any]]
 if REDIS_URL:
-    CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
-    }
+    CACHES = {"default": {"BACKEND": "quizbank.cache.DegradingRedisCache", "LOCATION": REDIS_URL}}
     CELERY_BROKER_URL = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = False
 else:
@@ -280,7 +282,13 @@ GRADER_GPU_QUEUE_DEADLINE = int(os.environ.get("GRADER_GPU_QUEUE_DEADLINE", "600
 # A running submission's lease: its worker renews it every third of this; when the worker dies the
 # sweep re-sends the submission once the lease has run out.
 GRADER_LEASE_SECONDS = float(os.environ.get("GRADER_LEASE_SECONDS", "6"))
+# One budget per learner for code sent to the grader, whatever the path (the page, the API, mock
+# interviews, code reviews): SUBMISSION_RATE ("N/s|min|hour|day"), and at most
+# SUBMISSIONS_WAITING_MAX of theirs queued or running at once.
 SUBMISSION_RATE = os.environ.get("SUBMISSION_RATE", "20/min")
+SUBMISSIONS_WAITING_MAX = int(os.environ.get("SUBMISSIONS_WAITING_MAX", "3"))
+# Mock interviews a learner may start per day (UTC days, as everywhere on the site).
+INTERVIEWS_PER_DAY = int(os.environ.get("INTERVIEWS_PER_DAY", "20"))
 
 REST_FRAMEWORK = {
     # Token first: a request without credentials is then answered 401 with
@@ -299,7 +307,6 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "quizbank.api.pagination.PageNumberPagination",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "PAGE_SIZE": 20,
-    "DEFAULT_THROTTLE_RATES": {"submissions": SUBMISSION_RATE},
 }
 
 SPECTACULAR_SETTINGS = {

@@ -108,3 +108,50 @@ def test_the_admin_sign_in_is_throttled_too(client, staff):
         client.post("/admin/login/", {"username": "curator", "password": "wrong"})
     response = client.post("/admin/login/", {"username": "curator", "password": PASSWORD})
     assert response.status_code == 200 and b"Too many failed sign-ins" in response.content
+
+
+@override_settings(LOGIN_SLOWDOWN_AFTER=4, LOGIN_FAILURE_LIMIT=100)
+def test_guesses_spread_over_many_addresses_are_slowed_but_the_owner_is_not(user):
+    owner = Client(REMOTE_ADDR="192.0.2.1")
+    assert log_in(owner).status_code == 302  # the owner's browser: remembered from now on
+    owner.post("/accounts/logout/")
+    for n in range(4):  # four guessers, one guess each: no address limit is reached
+        assert log_in(Client(REMOTE_ADDR=f"198.51.100.{n}"), password="guess").status_code == 200
+    guesser = Client(REMOTE_ADDR="198.51.100.99")
+    response = log_in(guesser, password="guess")
+    assert response.status_code == 429 and b"Wait 1 seconds" in response.content
+    # even the right password waits in a browser that never signed in here ...
+    assert log_in(Client(REMOTE_ADDR="203.0.113.5")).status_code == 429
+    # ... but the owner's own browser goes straight in, from any address
+    owner.defaults["REMOTE_ADDR"] = "203.0.113.77"
+    assert log_in(owner).status_code == 302
+
+
+@override_settings(LOGIN_SLOWDOWN_AFTER=2, LOGIN_FAILURE_LIMIT=100)
+def test_the_wait_doubles_with_each_failure_and_then_lets_a_try_through(user):
+    from django.core.cache import cache
+
+    from accounts.throttling import _anywhere_key
+
+    def later(seconds):
+        failures, last = cache.get(_anywhere_key("learner"))
+        cache.set(_anywhere_key("learner"), (failures, last - seconds), 60)
+
+    for n in range(4):
+        assert log_in(Client(REMOTE_ADDR=f"198.51.100.{n}"), password="guess").status_code == 200
+        later(100)  # each guess after the wait the one before earned: each one is tried
+    failures, last = cache.get(_anywhere_key("learner"))
+    assert failures == 4
+    later(-100)
+    response = log_in(Client(REMOTE_ADDR="198.51.100.50"), password="guess")
+    assert b"Wait 4 seconds" in response.content  # 2 ** (4 - 2)
+    later(5)
+    assert log_in(Client(REMOTE_ADDR="203.0.113.5")).status_code == 302
+
+
+def test_a_forged_known_device_cookie_is_ignored(user, settings):
+    settings.LOGIN_SLOWDOWN_AFTER = 1
+    log_in(Client(REMOTE_ADDR="198.51.100.1"), password="guess")
+    forger = Client(REMOTE_ADDR="198.51.100.2")
+    forger.cookies["qb_known"] = '["anything"]'
+    assert log_in(forger, password="guess").status_code == 429

@@ -1,9 +1,11 @@
 """API tokens: several per learner, named, expiring, stored only as a hash, shown once (after a
-redirect, never cached), revoked one by one and all at once when the password changes."""
+response to the post, never stored, never cached), revoked one by one, and dead once the password
+hash changes, whoever changed it."""
 
 from datetime import timedelta
 
 import pytest
+from django.contrib.sessions.models import Session
 from django.utils import timezone
 
 from accounts.models import ApiToken
@@ -13,9 +15,8 @@ pytestmark = pytest.mark.django_db
 
 
 def new_token(client, name="laptop", days="90"):
-    response = client.post("/accounts/tokens/new/", {"name": name, "expires_in_days": days})
-    assert response.status_code == 302 and response["Location"] == "/accounts/tokens/"
-    page = client.get("/accounts/tokens/")
+    page = client.post("/accounts/tokens/new/", {"name": name, "expires_in_days": days})
+    assert page.status_code == 200
     return page, page.context["new_key"]
 
 
@@ -27,6 +28,9 @@ def test_a_new_key_is_shown_once_and_only_its_hash_is_stored(client, api, user):
     assert key.encode() not in client.get("/accounts/tokens/").content  # a refresh: gone
     token = ApiToken.objects.get(user=user)
     assert token.key_hash == ApiToken.hash_key(key) and key not in token.key_hash
+    # Not even for a moment in the session's row.
+    assert all(key not in session.session_data for session in Session.objects.all())
+    assert all(key not in str(session.get_decoded()) for session in Session.objects.all())
     api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     assert api.get("/api/progress/").status_code == 200
     token.refresh_from_db()
@@ -72,6 +76,39 @@ def test_changing_the_password_revokes_every_token(client, api, user):
     assert not user.api_tokens.exists()
     api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     assert api.get("/api/progress/").status_code == 401
+
+
+def test_staff_setting_the_password_in_the_admin_kills_every_token(admin_client, api, user):
+    _, key = token_create(user=user, name="script")
+    response = admin_client.post(
+        f"/admin/accounts/user/{user.pk}/password/",
+        {"password1": "a-new-admin-set-pass-77", "password2": "a-new-admin-set-pass-77"},
+    )
+    assert response.status_code == 302
+    api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert api.get("/api/progress/").status_code == 401
+    assert not user.api_tokens.exists()  # the dead token is cleared when it is next presented
+
+
+@pytest.mark.parametrize("route", ["set_password", "raw update"])
+def test_a_token_dies_with_the_password_however_the_hash_changes(api, user, route):
+    _, key = token_create(user=user, name="script")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert api.get("/api/progress/").status_code == 200
+    if route == "set_password":
+        user.set_password("changed-in-a-shell-99")
+        user.save()
+    else:
+        type(user).objects.filter(pk=user.pk).update(password="!unusable")
+    assert api.get("/api/progress/").status_code == 401
+
+
+def test_a_token_made_after_the_change_works(api, user):
+    user.set_password("the-newer-password-5")
+    user.save()
+    _, key = token_create(user=user, name="after")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert api.get("/api/progress/").status_code == 200
 
 
 def test_tokens_are_per_user_and_need_a_post(client, user, django_user_model):

@@ -2,7 +2,9 @@
 //
 // The textarea stays in the form (hidden) and is kept in sync, so the form submits the same field
 // with or without this script. The learner's draft is kept in localStorage under the textarea's
-// data-draft-key, which is how a draft typed before signing in is still there afterwards.
+// data-draft-key, which names the signed-in user (a shared browser never shows one learner's draft
+// to the next; signing out clears them, site.js). A draft typed before signing in is kept under
+// the anonymous key, named by data-draft-adopt once signed in, and moves to the learner's own key.
 import { indentWithTab } from "@codemirror/commands";
 import { python } from "@codemirror/lang-python";
 import { HighlightStyle, indentUnit, syntaxHighlighting } from "@codemirror/language";
@@ -66,8 +68,20 @@ function storage() {
 function mount(textarea) {
   const store = storage();
   const key = textarea.dataset.draftKey;
+  const adopt = textarea.dataset.draftAdopt;
   const starter = textarea.dataset.starter ?? textarea.value;
-  const saved = key && store ? store.getItem(key) : null;
+  let saved = key && store ? store.getItem(key) : null;
+  if (saved === null && adopt && store) {
+    saved = store.getItem(adopt);
+    if (saved !== null) {
+      try {
+        store.setItem(key, saved);
+        store.removeItem(adopt);
+      } catch {
+        /* storage refused: the anonymous draft stays where it was */
+      }
+    }
+  }
   const status = document.getElementById(textarea.dataset.draftStatus || "");
   const restored = saved !== null && saved !== starter;
   const label = textarea.labels && textarea.labels[0];

@@ -14,6 +14,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from quizbank.api.schema import SummarySchema
 from quizbank.models import Question
 
 from .. import selectors
@@ -105,6 +106,7 @@ class ReviewViewSet(viewsets.ViewSet):
     Cards that are not yours are 404."""
 
     permission_classes = [permissions.IsAuthenticated]
+    schema = SummarySchema()  # `list` is the session: one object
     lookup_field = "slug"
     lookup_value_regex = r"[-a-zA-Z0-9_]+"
 

@@ -1,23 +1,25 @@
 import csv
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import HttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django.utils import timezone
+from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import Throttled, ValidationError
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 
 from quizbank import selectors as bank_selectors
+from quizbank.api.schema import SummarySchema
 from quizbank.api.serializers import (
     QuickCheckAnswerSerializer,
     QuickCheckListSerializer,
     QuickCheckResultSerializer,
 )
+from quizbank.api.streaming import json_object_stream
 from quizbank.api.views import QuestionViewSet
 from quizbank.http import service_unavailable
 from quizbank.models import Question, QuickCheck
@@ -51,6 +53,9 @@ class LearnerQuestionViewSet(QuestionViewSet):
     filterset_class = LearnerQuestionFilter
 
 
+KEY_MAX = 80  # Submission.idempotency_key's length
+
+
 class SubmissionViewSet(
     mixins.CreateModelMixin,
     mixins.ListModelMixin,
@@ -61,11 +66,12 @@ class SubmissionViewSet(
     have code graded (`"mode": "examples"` runs only the visible checks, is never scored, and is
     listed apart: `GET ?mode=examples`); poll the returned submission until its status is no
     longer `queued` or `running`. A failing submission may carry a `diagnosis`: the misconception
-    it shares with a known wrong solution, and a hint."""
+    it shares with a known wrong solution, and a hint. Send an `Idempotency-Key` header (any
+    string you make up, at most 80 characters) to retry a POST safely: the same key answers the
+    submission it made (200) instead of making another."""
 
     serializer_class = SubmissionSerializer
     permission_classes = [permissions.IsAuthenticated]
-    throttle_scope = "submissions"
 
     def get_queryset(self):
         queryset = Submission.objects.visible_to(self.request.user).select_related("question")
@@ -79,23 +85,49 @@ class SubmissionViewSet(
     def get_object(self):
         return submissions.submission_settle_overdue(submission=super().get_object())
 
-    def get_throttles(self):
-        return [ScopedRateThrottle()] if self.action == "create" else []
-
-    @extend_schema(request=SubmissionCreateSerializer, responses={201: SubmissionSerializer})
+    @extend_schema(
+        request=SubmissionCreateSerializer,
+        responses={201: SubmissionSerializer, 200: SubmissionSerializer},
+        parameters=[
+            OpenApiParameter(
+                "Idempotency-Key",
+                str,
+                OpenApiParameter.HEADER,
+                description="Makes a retried POST answer the submission it made (200).",
+            )
+        ],
+    )
     def create(self, request, *args, **kwargs):
         serializer = SubmissionCreateSerializer(data=request.data, context={"request": request})
         serializer.is_valid(raise_exception=True)
+        key = request.headers.get("Idempotency-Key", "").strip()
+        if len(key) > KEY_MAX:
+            raise ValidationError({"Idempotency-Key": f"At most {KEY_MAX} characters."})
         try:
-            submission = submissions.submission_create(
-                user=request.user, **serializer.validated_data
-            )
+            if key:
+                submission, created = submissions.submission_create_once(
+                    user=request.user, idempotency_key=key, **serializer.validated_data
+                )
+            else:
+                submission, created = (
+                    submissions.submission_create(user=request.user, **serializer.validated_data),
+                    True,
+                )
+        except submissions.SubmissionBudgetExceeded as exc:
+            raise Throttled(wait=exc.retry_after, detail=exc.message_dict["code"][0]) from exc
         except DjangoValidationError as exc:
             raise ValidationError(exc.message_dict) from exc
         except submissions.GradingUnavailable:
             return service_unavailable(
                 request, "The grading queue is unavailable; nothing was stored. Retry later."
             )
+        if not created:
+            sent = serializer.validated_data
+            if (submission.code, submission.question_id) != (sent["code"], sent["question"].pk):
+                raise ValidationError(
+                    {"Idempotency-Key": "This key was already used for another submission."}
+                )
+            return Response(SubmissionSerializer(submission).data, status=status.HTTP_200_OK)
         # Without a broker the verdict is already there; with one this is the queued row.
         submission.refresh_from_db()
         return Response(SubmissionSerializer(submission).data, status=status.HTTP_201_CREATED)
@@ -106,6 +138,7 @@ class ProgressViewSet(viewsets.ViewSet):
     recent activity; the same figures as the /progress/ page."""
 
     permission_classes = [permissions.IsAuthenticated]
+    schema = SummarySchema()
 
     @extend_schema(responses=ProgressSerializer)
     def list(self, request):
@@ -183,6 +216,8 @@ class InterviewViewSet(
         serializer.is_valid(raise_exception=True)
         try:
             interview = interviews.interview_create(user=request.user, **serializer.validated_data)
+        except interviews.InterviewLimitReached as exc:
+            raise Throttled(wait=exc.retry_after, detail=exc.message_dict["interviews"][0]) from exc
         except DjangoValidationError as exc:
             raise ValidationError(exc.message_dict) from exc
         data = InterviewSerializer(self._fresh(interview)).data
@@ -228,6 +263,8 @@ class InterviewViewSet(
             )
         except interviews.TimeUp:
             return self._time_up(interview)
+        except submissions.SubmissionBudgetExceeded as exc:
+            raise Throttled(wait=exc.retry_after, detail=exc.message_dict["code"][0]) from exc
         except DjangoValidationError as exc:
             raise ValidationError(exc.message_dict) from exc
         return Response(InterviewSerializer(self._fresh(interview)).data)
@@ -290,10 +327,12 @@ class MeViewSet(viewsets.ViewSet):
     # JSON even for a browser (the profile's button): a download, not the browsable API page.
     @action(detail=False, methods=["get"], url_path="export", renderer_classes=[JSONRenderer])
     def export(self, request):
-        data = export_selectors.account_export(user=request.user)
-        response = Response(data)
+        sections = export_selectors.account_export(user=request.user)
+        response = StreamingHttpResponse(
+            json_object_stream(sections), content_type="application/json"
+        )
         name = self._filename(request, "json")
-        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        response["Content-Disposition"] = content_disposition_header(True, name)
         return response
 
     @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
@@ -301,7 +340,7 @@ class MeViewSet(viewsets.ViewSet):
     def activity(self, request):
         response = HttpResponse(content_type="text/csv; charset=utf-8")
         name = self._filename(request, "csv").replace(".csv", "-activity.csv")
-        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        response["Content-Disposition"] = content_disposition_header(True, name)
         writer = csv.DictWriter(response, fieldnames=export_selectors.ACTIVITY_COLUMNS)
         writer.writeheader()
         for row in export_selectors.activity_rows(user=request.user):

@@ -95,6 +95,8 @@ class InterviewQuestionOutcome(models.TextChoices):
     PASSED = "passed"
     PARTIAL = "partial", "Partly right"
     FAILED = "failed"
+    # Unpublished while the interview ran: skipped for the learner, left out of the score.
+    WITHDRAWN = "withdrawn", "Withdrawn from the bank (not scored)"
 
 
 class InterviewQuestion(models.Model):
@@ -149,7 +151,7 @@ class InterviewQuestion(models.Model):
     def points(self) -> int | None:
         """Points earned, or None while there is nothing to grade (free text only, or pending)."""
         outcome = self.current_outcome()
-        if outcome in (self.Outcome.ANSWERED, self.Outcome.PENDING):
+        if outcome in (self.Outcome.ANSWERED, self.Outcome.PENDING, self.Outcome.WITHDRAWN):
             return None
         if outcome == self.Outcome.PASSED:
             earned = QUESTION_POINTS

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from django.db.models.functions import Length
 from django.db.models.lookups import LessThanOrEqual
 from django.utils import timezone
@@ -93,6 +94,9 @@ class Submission(models.Model):
     # Queued but not yet sent to the broker: its learner has GRADER_USER_IN_FLIGHT others in
     # flight on this queue (services/dispatch.py). It has no deadline until it is sent.
     held = models.BooleanField(default=False)
+    # The client's Idempotency-Key header: a POST retried after a lost answer (a 503, a reset
+    # connection) finds the submission it made instead of making a second one.
+    idempotency_key = models.CharField(max_length=80, blank=True, default="", editable=False)
 
     objects = SubmissionQuerySet.as_manager()
 
@@ -109,6 +113,11 @@ class Submission(models.Model):
             models.CheckConstraint(
                 condition=LessThanOrEqual(Length("code"), MAX_CODE_BYTES),
                 name="submission_code_max_length",
+            ),
+            models.UniqueConstraint(
+                fields=["user", "idempotency_key"],
+                condition=~Q(idempotency_key=""),
+                name="submission_idempotency_key_unique",
             ),
         ]
 

@@ -1,6 +1,8 @@
-"""Everything an account owns, for GET /api/me/export/: a fixed number of queries, whatever the
-account's size. Hidden checks and reference solutions are the bank's, not the learner's, so they
-are not part of it; the API token is a secret and is left out too."""
+"""Everything an account owns, for GET /api/me/export/, as sections streamed one row at a time:
+memory stays flat whatever the account's size, and the queries are a fixed number per section
+(one more per CHUNK interviews). The bank's content (model answers, hidden checks, reference
+solutions) is the bank's, not the learner's, so it is not part of it; the API token is a secret
+and is left out too."""
 
 from __future__ import annotations
 
@@ -53,10 +55,14 @@ def activity_rows(*, user: User) -> Iterator[dict[str, Any]]:
         yield dict(zip(ACTIVITY_COLUMNS, row, strict=True))
 
 
-def account_export(*, user: User) -> dict[str, Any]:
+CHUNK = 200  # rows fetched at a time
+
+
+def account_export(*, user: User) -> Iterator[tuple[str, Any]]:
+    """(name, value) per section, in order: a value is a dict, or an iterator of rows."""
     profile = Profile.objects.filter(user=user).first() or Profile(user=user)
     mine = {"user": user}
-    return {
+    sections: dict[str, Any] = {
         "account": {
             "username": user.get_username(),
             "email": user.email,
@@ -68,8 +74,8 @@ def account_export(*, user: User) -> dict[str, Any]:
             "daily_goal": profile.daily_goal,
             "hide_difficulty": profile.hide_difficulty,
         },
-        "activity": list(activity_rows(user=user)),
-        "progress": list(
+        "activity": activity_rows(user=user),
+        "progress": (
             QuestionProgress.objects.filter(**mine)
             .order_by("started_at", "id")
             .values(
@@ -82,7 +88,7 @@ def account_export(*, user: User) -> dict[str, Any]:
                 "solved_at",
             )
         ),
-        "submissions": list(
+        "submissions": (
             Submission.objects.filter(**mine)
             .order_by("queued_at", "id")
             .values(
@@ -100,17 +106,17 @@ def account_export(*, user: User) -> dict[str, Any]:
                 "duration_ms",
             )
         ),
-        "notes": list(
+        "notes": (
             Note.objects.filter(**mine)
             .order_by("id")
             .values("question__slug", "text", "updated_at")
         ),
-        "bookmarks": list(
+        "bookmarks": (
             Bookmark.objects.filter(**mine)
             .order_by("created_at", "id")
             .values("question__slug", "created_at")
         ),
-        "review_cards": list(
+        "review_cards": (
             ReviewCard.objects.filter(**mine)
             .order_by("due", "id")
             .values(
@@ -127,14 +133,14 @@ def account_export(*, user: User) -> dict[str, Any]:
         ),
         # What scheduled the review cards: recall ratings and verdicts (a failed quick check
         # also counts, and is in `activity`).
-        "review_log": [
+        "review_log": (
             row
             for row in activity_rows(user=user)
             if row["kind"] in (Activity.Kind.RATING, Activity.Kind.SUBMISSION)
-        ],
+        ),
         # Code questions reviewed by solving them again, and how the grader rated each. (The
         # snapshot kept to undo the last rating is internal and left out.)
-        "code_reviews": list(
+        "code_reviews": (
             CodeReview.objects.filter(**mine)
             .order_by("started_at", "id")
             .values(
@@ -148,13 +154,16 @@ def account_export(*, user: User) -> dict[str, Any]:
                 "submission",
             )
         ),
-        "interviews": [
-            interview_report(interview=interview)
-            for interview in interview_list(user=user).order_by("started_at", "id")
-        ],
-        "plans": list(
+        "interviews": (
+            interview_report(interview=interview, with_model_answers=False)
+            for interview in interview_list(user=user)
+            .order_by("started_at", "id")
+            .iterator(chunk_size=CHUNK)
+        ),
+        "plans": (
             PlanEnrollment.objects.filter(**mine)
             .order_by("started_at")
             .values("plan__slug", "started_at")
         ),
     }
+    return iter(sections.items())

@@ -9,6 +9,7 @@ from django.db.models import Prefetch, QuerySet
 from django.http import Http404
 
 from accounts.models import Visitor
+from quizbank.models import Question
 
 from ..models.interviews import QUESTION_POINTS, InterviewQuestion, MockInterview
 
@@ -55,19 +56,27 @@ def interview_score(*, interview: MockInterview) -> dict[str, int | None]:
     }
 
 
-def interview_report(*, interview: MockInterview) -> dict[str, Any]:
+WITHDRAWN_TITLE = "A question withdrawn from the bank since"
+
+
+def interview_report(
+    *, interview: MockInterview, with_model_answers: bool = True
+) -> dict[str, Any]:
     """What the learner sees at the end: per question the outcome, points, time spent, hints,
-    what they wrote and the model answer; the score; and what to review next."""
+    what they wrote and the model answer; the score; and what to review next. A question no
+    longer published shows only what the learner wrote: its title and answer are the bank's, and
+    the bank no longer shows them."""
     rows = []
     review_next = []
     for item in interview.items.all():
         outcome = item.current_outcome()
         question = item.question
+        shown = question.status == Question.Status.PUBLISHED
         rows.append(
             {
                 "order": item.order,
                 "question": question.slug,
-                "title": question.title,
+                "title": question.title if shown else WITHDRAWN_TITLE,
                 "kind": question.kind,
                 "outcome": outcome,
                 "outcome_label": InterviewQuestion.Outcome(outcome).label,
@@ -82,9 +91,11 @@ def interview_report(*, interview: MockInterview) -> dict[str, Any]:
                 "your_answer": item.answer_text,
                 "submission": item.submission_id,
                 "your_code": item.submission.code if item.submission else "",
-                "model_answer": question.answer,
+                "model_answer": question.answer if shown and with_model_answers else "",
             }
         )
+        if not shown:
+            continue
         if outcome != InterviewQuestion.Outcome.PASSED or item.hints_used:
             review_next.append({"question": question.slug, "title": question.title})
     return {

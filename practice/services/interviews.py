@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef
@@ -65,6 +66,27 @@ class TimeUp(Exception):
         self.interview = interview
 
 
+class InterviewLimitReached(ValidationError):
+    """The learner started as many interviews today as a day allows; `retry_after` seconds
+    until the day ends."""
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__({"interviews": message})
+        self.retry_after = retry_after
+
+
+def _check_daily_limit(*, user: User) -> None:
+    now = timezone.localtime()
+    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    started = MockInterview.objects.filter(user=user, started_at__gte=midnight).count()
+    if started >= settings.INTERVIEWS_PER_DAY:
+        raise InterviewLimitReached(
+            f"You started {started} interviews today, the most a day allows; start the next "
+            "one tomorrow.",
+            retry_after=int((midnight + timedelta(days=1) - now).total_seconds()) + 1,
+        )
+
+
 @transaction.atomic
 def interview_create(
     *,
@@ -77,7 +99,9 @@ def interview_create(
 ) -> MockInterview:
     """Start an interview of up to `questions` published questions from `topics` (any if empty)
     at the given difficulties (any if empty), ones the learner has not solved first, asked
-    easiest first. Fewer questions than asked for when fewer match; none is a ValidationError."""
+    easiest first. Fewer questions than asked for when fewer match; none is a ValidationError.
+    Past INTERVIEWS_PER_DAY started today, raises InterviewLimitReached."""
+    _check_daily_limit(user=user)
     candidates = Question.objects.published()
     if topics:
         candidates = candidates.filter(
@@ -120,8 +144,16 @@ def interview_create(
 
 
 def interview_settle(*, interview: MockInterview, now: datetime | None = None) -> MockInterview:
-    """Finish an interview whose time has run out. Every read and write calls this first."""
+    """Finish an interview whose time has run out, and withdraw the questions not answered yet
+    that were unpublished since it started (the learner never sees what the bank no longer
+    shows). Every read and write calls this first."""
     now = now or timezone.now()
+    if interview.active:
+        for item in interview.items.all():
+            if not item.done and item.question.status != Question.Status.PUBLISHED:
+                item.outcome = InterviewQuestion.Outcome.WITHDRAWN
+                item.answered_at = now
+                item.save(update_fields=["outcome", "answered_at"])
     if interview.active and now >= interview.ends_at:
         interview.finish(now=now)
     return interview

@@ -12,10 +12,11 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.db import connection as db_connection
 from django.utils import timezone
 
+from accounts import throttling
 from accounts.models import User
 from grader.jobs import JobError
 from grader.limits import MAX_OUTPUT_CHARS
@@ -28,7 +29,13 @@ from ..models.submissions import no_worker_message
 from . import dispatch, learning, review
 from .dispatch import GradingUnavailable
 
-__all__ = ["GradingUnavailable", "submission_create", "submission_grade"]
+__all__ = [
+    "GradingUnavailable",
+    "SubmissionBudgetExceeded",
+    "submission_create",
+    "submission_create_once",
+    "submission_grade",
+]
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +52,29 @@ GRADED_ON_CPU = (
 )
 
 
+def submission_create_once(
+    *, user: User, idempotency_key: str, **fields: Any
+) -> tuple[Submission, bool]:
+    """submission_create() unless `user` already made a submission under `idempotency_key`:
+    then that one, unchanged. Returns (submission, created)."""
+    existing = Submission.objects.filter(user=user, idempotency_key=idempotency_key).first()
+    if existing is not None:
+        return existing, False
+    try:
+        # Not in a transaction of its own: submission_create() decides when to enqueue by
+        # whether the caller holds one.
+        return submission_create(user=user, idempotency_key=idempotency_key, **fields), True
+    except IntegrityError:  # the same key, sent twice at once: the other request stored it
+        return Submission.objects.get(user=user, idempotency_key=idempotency_key), False
+
+
 def submission_create(
-    *, user: User, question: Question, code: str, mode: str = Submission.Mode.SUBMIT
+    *,
+    user: User,
+    question: Question,
+    code: str,
+    mode: str = Submission.Mode.SUBMIT,
+    idempotency_key: str = "",
 ) -> Submission:
     """Store a submission and enqueue its grading once the row is committed. `mode` "examples"
     runs only the visible checks; such a run is never scored and never solves the question.
@@ -64,14 +92,58 @@ def submission_create(
         raise ValidationError({"code": "The code is empty."})
     if mode not in Submission.Mode.values:
         raise ValidationError({"mode": "Use submit or examples."})
+    _spend_budget(user=user)
     submission = Submission(
-        user=user, question=question, code=code, queue=exercise.queue, mode=mode
+        user=user,
+        question=question,
+        code=code,
+        queue=exercise.queue,
+        mode=mode,
+        idempotency_key=idempotency_key,
     )
     submission.full_clean()
     online = dispatch.worker_online(submission.queue)
     submission.mark_queued(now=timezone.now(), worker_online=online)
     dispatch.submission_dispatch(submission=submission)
     return submission
+
+
+class SubmissionBudgetExceeded(ValidationError):
+    """The learner's budget is spent (too many submissions a minute, or too many waiting for a
+    verdict): nothing was stored. The API answers 429 with Retry-After: `retry_after` seconds."""
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__({"code": message})
+        self.retry_after = retry_after
+
+
+PERIODS = {"s": 1, "sec": 1, "min": 60, "hour": 3600, "day": 86400}
+
+
+def _rate() -> tuple[int, int]:
+    count, _, period = settings.SUBMISSION_RATE.partition("/")
+    return int(count), PERIODS[period]
+
+
+def _spend_budget(*, user: User) -> None:
+    """One budget per learner, spent here since every path to the grader comes here: the page,
+    the API, an interview's code answer and a code review. Raises SubmissionBudgetExceeded."""
+    waiting = Submission.objects.filter(
+        user=user, status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING]
+    ).count()
+    if waiting >= settings.SUBMISSIONS_WAITING_MAX:
+        raise SubmissionBudgetExceeded(
+            f"You have {waiting} submissions waiting for their verdicts; send the next one "
+            "once they are graded.",
+            retry_after=5,
+        )
+    limit, window = _rate()
+    if throttling.rate_limited(
+        action="submissions", key=f"user:{user.pk}", limit=limit, window=window
+    ):
+        raise SubmissionBudgetExceeded(
+            "You are submitting very fast; wait a minute and try again.", retry_after=window
+        )
 
 
 def submission_grade(*, submission_id: int, worker: str) -> Submission | None:

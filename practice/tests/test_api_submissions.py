@@ -1,5 +1,4 @@
 import pytest
-from rest_framework.throttling import ScopedRateThrottle
 
 from practice.models import Submission
 
@@ -120,9 +119,9 @@ def test_drafts_take_no_submissions_from_learners(api, user, exercise):
 
 
 def test_submissions_are_throttled_per_user_with_retry_after(
-    api, user, exercise, eager, monkeypatch, django_capture_on_commit_callbacks
+    api, user, exercise, eager, settings, django_capture_on_commit_callbacks
 ):
-    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"submissions": "2/min"})
+    settings.SUBMISSION_RATE = "2/min"
     api.force_authenticate(user)
     for _ in range(2):
         assert submit(api, RIGHT, capture=django_capture_on_commit_callbacks).status_code == 201
@@ -187,3 +186,60 @@ def test_the_page_stops_polling_an_overdue_submission_and_says_why(client, user,
         f"/submissions/{waiting.pk}/", headers={"HX-Request": "true"}
     ).content.decode()
     assert 'hx-trigger="load delay:1s"' in page
+
+
+def test_interview_code_answers_spend_the_same_budget_as_the_api(
+    api, user, exercise, settings, django_capture_on_commit_callbacks
+):
+    """Mock interviews got around the limit: 48 graded submissions in 21 s at 20 a minute."""
+    settings.SUBMISSION_RATE = "2/min"
+    api.force_authenticate(user)
+    assert submit(api, RIGHT, capture=django_capture_on_commit_callbacks).status_code == 201
+    topics = [exercise.question.primary_topic.slug]
+    made = []
+    for _ in range(2):
+        body = {"topics": topics, "difficulty": [], "questions": 1, "minutes": 30}
+        pk = api.post("/api/interviews/", body, format="json").json()["id"]
+        answer = {"question": exercise.question.slug, "code": RIGHT}
+        made.append(api.post(f"/api/interviews/{pk}/answer/", answer, format="json"))
+    assert made[0].status_code == 200
+    assert made[1].status_code == 429 and int(made[1]["Retry-After"]) > 0
+    assert Submission.objects.count() == 2
+
+
+def test_a_learner_cannot_hold_more_than_the_waiting_bound(api, user, exercise, settings):
+    """Without a worker the submissions wait: past the bound, nothing more is stored."""
+    settings.SUBMISSIONS_WAITING_MAX = 2
+    api.force_authenticate(user)
+    statuses = [
+        api.post("/api/submissions/", {"question": "double-it", "code": RIGHT}, format="json")
+        for _ in range(3)
+    ]
+    assert [r.status_code for r in statuses] == [201, 201, 429]
+    assert "waiting for their verdicts" in statuses[2].json()["detail"]
+    assert Submission.objects.filter(user=user).count() == 2
+
+
+def test_a_retried_post_with_the_same_idempotency_key_makes_one_submission(api, user, exercise):
+    """A POST told it failed (a 503, a reset connection) had in fact been stored and graded."""
+    api.force_authenticate(user)
+    body = {"question": "double-it", "code": RIGHT}
+    first = api.post("/api/submissions/", body, format="json", HTTP_IDEMPOTENCY_KEY="try-1")
+    again = api.post("/api/submissions/", body, format="json", HTTP_IDEMPOTENCY_KEY="try-1")
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert again.json()["id"] == first.json()["id"]
+    assert Submission.objects.filter(user=user).count() == 1
+    other = api.post("/api/submissions/", body, format="json", HTTP_IDEMPOTENCY_KEY="try-2")
+    assert other.status_code == 201 and Submission.objects.filter(user=user).count() == 2
+    reused = {"question": "double-it", "code": RIGHT + "# changed\n"}
+    clash = api.post("/api/submissions/", reused, format="json", HTTP_IDEMPOTENCY_KEY="try-1")
+    assert clash.status_code == 400 and "Idempotency-Key" in clash.json()
+
+
+def test_idempotency_keys_are_per_learner(api, user, exercise, django_user_model):
+    body = {"question": "double-it", "code": RIGHT}
+    api.force_authenticate(user)
+    mine = api.post("/api/submissions/", body, format="json", HTTP_IDEMPOTENCY_KEY="k")
+    api.force_authenticate(django_user_model.objects.create_user("other"))
+    theirs = api.post("/api/submissions/", body, format="json", HTTP_IDEMPOTENCY_KEY="k")
+    assert theirs.status_code == 201 and theirs.json()["id"] != mine.json()["id"]

@@ -4,7 +4,6 @@ the submission is queued or running, and is graded through the real sandbox here
 import re
 
 import pytest
-from rest_framework.throttling import ScopedRateThrottle
 
 from practice import workers
 from practice.models import Activity, QuestionProgress, ReviewCard, Submission
@@ -85,10 +84,8 @@ def test_an_empty_submission_says_why_and_stores_nothing(client, user, exercise)
     assert "The code is empty." in body and not Submission.objects.exists()
 
 
-def test_submitting_from_the_page_shares_the_apis_rate_limit(
-    client, api, user, exercise, monkeypatch
-):
-    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"submissions": "2/min"})
+def test_submitting_from_the_page_shares_the_apis_rate_limit(client, api, user, exercise, settings):
+    settings.SUBMISSION_RATE = "2/min"
     api.force_authenticate(user)
     api.post("/api/submissions/", {"question": "double-it", "code": RIGHT}, format="json")
     client.force_login(user)

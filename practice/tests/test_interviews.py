@@ -200,5 +200,81 @@ def test_the_list_runs_a_fixed_number_of_queries(client, user, bank, django_asse
     for _ in range(2):
         client.post("/interviews/new/", {"preset": "fundamentals-screen"})
         client.post("/interviews/new/", {"topics": ["basics"], "questions": 2, "minutes": 10})
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(6):  # the page's count included
         assert client.get("/interviews/").status_code == 200
+
+
+def test_a_question_archived_mid_interview_is_withdrawn_never_shown_never_scored(
+    api, client, user, bank
+):
+    first, second = bank
+    api.force_authenticate(user)
+    pk = start(api).json()["id"]
+    second.title = "Reworked title, not for learners yet"
+    second.answer = "A reworked answer."
+    second.status = second.Status.ARCHIVED
+    second.save()
+    answer = {"question": first.slug, "text": "An array.", "checks": {}}
+    body = api.post(f"/api/interviews/{pk}/answer/", answer, format="json").json()
+    assert body["current"] is None  # the archived question is not asked
+    client.force_login(user)
+    page = client.get(f"/interviews/{pk}/").content.decode()
+    assert "Reworked title" not in page
+    late = {"question": second.slug, "text": "x"}
+    assert api.post(f"/api/interviews/{pk}/answer/", late, format="json").status_code in (400, 409)
+    report = api.post(f"/api/interviews/{pk}/finish/").json()
+    withdrawn = report["questions"][1]
+    assert withdrawn["outcome"] == "withdrawn" and withdrawn["points"] is None
+    assert withdrawn["title"] != second.title and withdrawn["model_answer"] == ""
+    assert second.slug not in [q["question"] for q in report["review_next"]]
+    assert report["score"]["max_points"] == 10  # only the first question is scored
+    for text in (
+        client.get(f"/interviews/{pk}/").content.decode(),
+        b"".join(client.get("/api/me/export/").streaming_content).decode(),
+    ):
+        assert "Reworked" not in text and "A reworked answer." not in text
+
+
+def test_a_question_archived_after_the_interview_is_hidden_in_its_report(api, client, user, bank):
+    first, second = bank
+    api.force_authenticate(user)
+    pk = start(api).json()["id"]
+    api.post(f"/api/interviews/{pk}/answer/", {"question": first.slug, "text": "a"}, format="json")
+    api.post(f"/api/interviews/{pk}/answer/", {"question": second.slug, "text": "b"}, format="json")
+    api.post(f"/api/interviews/{pk}/finish/")
+    second.status = second.Status.ARCHIVED
+    second.save()
+    report = api.get(f"/api/interviews/{pk}/").json()["report"]
+    row = report["questions"][1]
+    assert row["your_answer"] == "b" and row["model_answer"] == "" and row["title"] != second.title
+
+
+def test_interviews_started_a_day_are_limited(api, client, user, bank, settings):
+    """100 interviews had been started in 4.7 s, and 1,000 made the export 120 MB."""
+    settings.INTERVIEWS_PER_DAY = 2
+    api.force_authenticate(user)
+    assert [start(api).status_code for _ in range(2)] == [201, 201]
+    refused = start(api)
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    assert "tomorrow" in refused.json()["detail"]
+    client.force_login(user)
+    page = client.post(
+        "/interviews/new/", {"questions": 1, "minutes": 10, "topics": []}, follow=True
+    )
+    assert "tomorrow" in page.content.decode()
+    assert MockInterview.objects.filter(user=user).count() == 2
+    # yesterday's do not count
+    MockInterview.objects.update(started_at=timezone.now() - timedelta(days=1))
+    assert start(api).status_code == 201
+
+
+def test_the_list_shows_a_page_at_a_time(client, user, bank, settings):
+    settings.INTERVIEWS_PER_DAY = 100
+    client.force_login(user)
+    for _ in range(23):
+        client.post("/interviews/new/", {"topics": ["basics"], "questions": 1, "minutes": 10})
+    first = client.get("/interviews/")
+    assert len(first.context["rows"]) == 20 and "Page 1 of 2" in first.content.decode()
+    second = client.get("/interviews/?page=2")
+    assert len(second.context["rows"]) == 3
+    assert len(client.get("/interviews/?page=99999999999999999999").context["rows"]) == 3

@@ -162,3 +162,31 @@ def test_a_broken_reference_is_never_scored_against_the_learner(api, user, exerc
     assert "not in your code" in body["message"]
     assert "reference solution failed" in body["message"]
     assert not Activity.objects.exists() and not ReviewCard.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/",
+        "/questions/",
+        "/questions/?topic=tensors&search=double",
+        "/questions/double-it/",
+        "/api/questions/",
+        "/api/questions/?search=double",
+        "/api/questions/double-it/",
+        "/accounts/login/",
+    ],
+)
+def test_reading_pages_needs_no_redis(client, user, exercise, path):
+    """Only grading needs the broker: with Redis away the pages are built from the database."""
+    redis_down = {
+        "default": {
+            "BACKEND": "quizbank.cache.DegradingRedisCache",
+            "LOCATION": f"redis://127.0.0.1:{closed_port()}/0",
+        },
+        "local": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    }
+    client.force_login(user)
+    with override_settings(CACHES=redis_down):
+        response = client.get(path)
+        assert response.status_code == 200 or response.status_code == 302  # signed in: sent on

@@ -315,7 +315,7 @@ def test_a_code_card_opens_a_fresh_editor_with_the_old_code_behind_a_control(
     body = client.get("/review/").content.decode()
     editor = body[body.index('<textarea id="code"') : body.index("</textarea>")]
     assert "raise NotImplementedError" in editor and "my old code" not in editor
-    assert f'data-draft-key="quizbank:review:{CodeReview.objects.get().pk}"' in editor
+    assert f'data-draft-key="quizbank:review:u{user.pk}:{CodeReview.objects.get().pk}"' in editor
     hidden = body[body.index('<details class="last-code">') :]
     assert "<summary>Show my last code</summary>" in hidden and "my old code" in hidden
     assert body.count("my old code") == 1

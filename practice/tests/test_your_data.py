@@ -1,5 +1,6 @@
 import csv
 import io
+import json
 
 import pytest
 from django.utils import timezone
@@ -74,7 +75,8 @@ def test_the_export_holds_everything_the_account_owns(client, busy, django_user_
     response = client.get("/api/me/export/", HTTP_ACCEPT=browser)
     assert response["Content-Type"] == "application/json"
     assert response["Content-Disposition"].startswith('attachment; filename="quizbank-learner-')
-    data = response.json()
+    body = b"".join(response.streaming_content).decode()
+    data = json.loads(body)
     assert data["account"]["username"] == "learner"
     assert data["profile"]["display_name"] == "Ada"
     assert [n["text"] for n in data["notes"]] == ["Remember strides."]
@@ -88,13 +90,15 @@ def test_the_export_holds_everything_the_account_owns(client, busy, django_user_
     assert [(r["question__slug"], r["rating"]) for r in data["code_reviews"]] == [
         ("the-question", None)
     ]
-    assert "Not yours." not in response.content.decode()
+    assert "Not yours." not in body
+    # the bank's model answer is the bank's, not the learner's
+    assert data["interviews"][0]["questions"][0]["model_answer"] == ""
 
 
 def test_the_export_runs_a_fixed_number_of_queries(client, busy, django_assert_num_queries):
     client.force_login(busy)
     with django_assert_num_queries(14):  # one query per kind of row, code reviews included
-        client.get("/api/me/export/")
+        b"".join(client.get("/api/me/export/").streaming_content)
 
 
 def test_activity_comes_as_csv(client, busy):
@@ -135,3 +139,41 @@ def test_deleting_the_account_needs_the_password_and_removes_everything(
     assert not any(owned(busy).values())
     assert Note.objects.get(user=other).text == "Still here."
     assert client.get("/accounts/profile/").status_code == 302
+
+
+def test_a_username_beyond_ascii_gets_a_download_name_too(client, django_user_model):
+    learner = django_user_model.objects.create_user("Zoë_学习者", password="x-long-password-1")
+    client.force_login(learner)
+    for path in ("/api/me/export/", "/api/me/export/activity/"):
+        response = client.get(path)
+        assert response.status_code == 200
+        disposition = response["Content-Disposition"]
+        assert disposition.startswith("attachment; filename*=utf-8''quizbank-Zo%C3%AB_")
+
+
+def test_the_export_streams_in_bounded_chunks_whatever_the_account_size(client, busy, settings):
+    from practice.selectors.export import CHUNK
+    from quizbank.api.streaming import CHUNK_BYTES
+
+    Submission.objects.bulk_create(
+        [
+            Submission(
+                user=busy, question=Question.objects.get(slug="the-question"), code="x" * 3000
+            )
+            for _ in range(300)
+        ]
+    )
+    settings.INTERVIEWS_PER_DAY = CHUNK + 10
+    for _ in range(CHUNK + 5):  # interviews come in chunks of CHUNK: two chunks here
+        interviews.interview_create(
+            user=busy,
+            topics=[Question.objects.get(slug="the-question").primary_topic],
+            difficulty=[],
+            questions=1,
+            minutes=10,
+        )
+    client.force_login(busy)
+    response = client.get("/api/me/export/")
+    assert response.streaming
+    sizes = [len(chunk) for chunk in response.streaming_content]
+    assert len(sizes) > 10 and max(sizes) < 2 * CHUNK_BYTES  # never the whole document at once

@@ -7,8 +7,7 @@ them to sign in and sends them back to the question afterwards."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -19,8 +18,6 @@ from django.shortcuts import redirect, render, resolve_url
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
-from rest_framework.throttling import ScopedRateThrottle
-from rest_framework.views import APIView
 
 from accounts.redirects import safe_next
 from quizbank import selectors as bank_selectors
@@ -191,12 +188,6 @@ def note(request, slug: str):
     return render(request, "practice/_note.html", context)
 
 
-def _throttled(request) -> bool:
-    # The same budget as POST /api/submissions/: one cache key per user across both.
-    view = cast(APIView, SimpleNamespace(throttle_scope="submissions"))
-    return not ScopedRateThrottle().allow_request(request, view)
-
-
 GRADING_UNAVAILABLE = (
     "Grading is unavailable right now (the site cannot reach its grading queue or database), so "
     "this was not submitted. Your code is still in the editor; try again in a minute."
@@ -231,9 +222,7 @@ def _submit(request, slug: str):
         return _sign_in_first(request, f"{_question_url(question)}#exercise")
     form = SubmissionForm(request.POST)
     submission, error = None, ""
-    if _throttled(request):
-        error = "You are submitting very fast; wait a minute and try again."
-    elif form.is_valid():
+    if form.is_valid():
         try:
             submission = submissions.submission_create(
                 user=request.user,

@@ -10,6 +10,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -28,14 +29,18 @@ def _errors(exc: ValidationError) -> str:
     return " ".join(m for ms in exc.message_dict.values() for m in ms)
 
 
+INTERVIEWS_PER_PAGE = 20
+
+
 @login_required
 def interview_list(request):
+    """Your interviews, newest first, a page at a time (a history can grow long)."""
     interviews.interview_settle_expired(user=request.user)
-    rows = [
-        {"interview": i, "score": selectors.interview_score(interview=i)}
-        for i in selectors.interview_list(user=request.user)
-    ]
-    return render(request, "practice/interview_list.html", {"rows": rows})
+    page = Paginator(selectors.interview_list(user=request.user), INTERVIEWS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    rows = [{"interview": i, "score": selectors.interview_score(interview=i)} for i in page]
+    return render(request, "practice/interview_list.html", {"rows": rows, "page": page})
 
 
 @login_required

@@ -2,6 +2,10 @@ from django.core.paginator import EmptyPage, Page, PageNotAnInteger, Paginator
 from django.db.models import Count, QuerySet, Window
 from rest_framework import pagination
 
+# Far past any list the site holds, and far below the 64-bit OFFSET the databases take
+# (?page=9223372036854775807 made PostgreSQL raise "bigint out of range", a 500).
+MAX_PAGE = 1_000_000
+
 
 class WindowCountPaginator(Paginator):
     """Fetches a page and the number of rows in all pages in one query (`COUNT(*) OVER ()`), not
@@ -32,6 +36,8 @@ class WindowCountPaginator(Paginator):
             raise PageNotAnInteger(self.error_messages["invalid_page"]) from None
         if number < 1:
             raise EmptyPage(self.error_messages["min_page"])
+        if number > MAX_PAGE:
+            raise EmptyPage(self.error_messages["no_results"])
         return number
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.openapi import AutoSchema
+
 ERROR = {
     "type": "object",
     "properties": {"detail": {"type": "string"}},
@@ -20,7 +22,25 @@ FIELD_ERRORS = {
     "additionalProperties": True,
 }
 
-THROTTLED = {"/api/submissions/": {"post"}}
+# Where the learner's budget applies (practice/services/submissions.py, interviews.py).
+THROTTLED = {
+    "/api/submissions/": {"post"},
+    "/api/interviews/": {"post"},
+    "/api/interviews/{id}/answer/": {"post"},
+}
+# Refused because of the object's state: an interview over, an undo someone else's action beat.
+CONFLICTS = {
+    "/api/interviews/{id}/answer/": {"post"},
+    "/api/interviews/{id}/hint/": {"post"},
+    "/api/reviews/undo/": {"post"},
+}
+
+
+class SummarySchema(AutoSchema):
+    """For a ViewSet whose `list` answers one object (a summary or a session), not an array."""
+
+    def _is_list_view(self, serializer: Any = None) -> bool:
+        return False
 
 
 def _response(description: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -40,6 +60,10 @@ def document_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str,
             }
             if "{" in path:
                 errors["404"] = _response("No such object, or not yours to see.", ERROR)
+            elif any(p.get("name") == "page" for p in operation.get("parameters", [])):
+                errors["404"] = _response("No such page of the list.", ERROR)
+            if method in CONFLICTS.get(path, set()):
+                errors["409"] = _response("Refused in the object's present state.", ERROR)
             if method in THROTTLED.get(path, set()):
                 errors["429"] = _response("Too many requests: retry after Retry-After.", ERROR)
             errors["503"] = _response(

@@ -4,6 +4,7 @@ from typing import Any
 
 from django import template
 from django.utils import timezone
+from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.utils.timesince import timeuntil
 
@@ -21,6 +22,21 @@ def markdown_filter(text: str) -> str:
 @register.filter(name="markdown_inline")
 def markdown_inline_filter(text: str) -> str:
     return mark_safe(render_markdown_inline(str(text or "")))  # noqa: S308 - sanitised by nh3
+
+
+@register.filter(name="check_message")
+def check_message_filter(text: str) -> str:
+    """A grader's check message as text: every character escaped, line breaks and indentation
+    kept (the CSS says pre-wrap), and only `backticked` spans shown as code. A message can quote
+    the learner's own exception text, so no other Markdown (links, emphasis, headings) applies."""
+    parts = str(text or "").split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: the last one is a character, not markup
+        parts[-2:] = [parts[-2] + "`" + parts[-1]]
+    html = "".join(
+        f"<code>{escape(part)}</code>" if odd and part else escape(part)
+        for odd, part in ((i % 2 == 1, p) for i, p in enumerate(parts))
+    )
+    return mark_safe(html)  # noqa: S308 - every part is escaped above
 
 
 @register.simple_tag

@@ -175,3 +175,20 @@ document.addEventListener("htmx:beforeSwap", (event) => {
     event.detail.isError = false;
   }
 });
+
+// Signing out clears this browser's code drafts (they are keyed by learner, so another learner
+// never sees them; clearing also leaves nothing behind on a shared machine).
+document.addEventListener("submit", (event) => {
+  const action = event.target.getAttribute && event.target.getAttribute("action");
+  if (!action || !action.endsWith("/accounts/logout/")) return;
+  try {
+    for (let i = localStorage.length - 1; i >= 0; i--) {
+      const name = localStorage.key(i);
+      if (name && (name.startsWith("quizbank:draft:") || name.startsWith("quizbank:review:"))) {
+        localStorage.removeItem(name);
+      }
+    }
+  } catch (e) {
+    /* storage refused: there are no drafts to clear */
+  }
+});

@@ -152,6 +152,34 @@ def test_a_visitors_code_draft_is_still_there_after_signing_up(page, bank):
     expect(page.locator(".cm-content")).to_contain_text("raise NotImplementedError")
 
 
+def test_on_a_shared_browser_the_next_learner_never_sees_a_draft(page, bank, django_user_model):
+    for name in ("first", "second"):
+        django_user_model.objects.create_user(name, password=PASSWORD)
+
+    def sign_in(name):
+        page.goto("/accounts/login/?next=/questions/double-it/")
+        page.get_by_label("Username").fill(name)
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Sign in").click()
+        expect(page).to_have_url(re.compile(r"/questions/double-it/$"))
+
+    sign_in("first")
+    replace_code(page, "def double(x):\n    return x + x  # first's secret\n")
+    page.reload()
+    expect(page.locator(".cm-content")).to_contain_text("# first's secret")
+    # The first learner walks away without signing out: the next one still sees only the starter.
+    page.context.clear_cookies()
+    sign_in("second")
+    expect(page.locator(".cm-content")).to_contain_text("raise NotImplementedError")
+    expect(page.locator(".cm-content")).not_to_contain_text("first's secret")
+    # Signing out clears this browser's drafts altogether.
+    page.get_by_role("button", name="Sign out").click()
+    drafts = page.evaluate(
+        "Object.keys(localStorage).filter((k) => k.startsWith('quizbank:draft:'))"
+    )
+    assert drafts == []
+
+
 def test_a_queued_verdict_appears_without_a_reload_check_by_check(page, bank, django_user_model):
     """With a broker the page polls while a submission is queued or running; here a worker's
     result is written straight to the row, as a Celery worker would."""
