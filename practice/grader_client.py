@@ -61,11 +61,19 @@ def exercise_job(
 
 
 def grade(
-    exercise: Exercise, code: str, *, examples: bool = False, diagnose: bool = True
+    exercise: Exercise,
+    code: str,
+    *,
+    examples: bool = False,
+    diagnose: bool = True,
+    measure: bool = True,
 ) -> dict[str, Any]:
     """The verdict, or a result marked ``grader_failed`` when the sandbox itself cannot run (its
     pool does not start, or its zygotes keep failing: see grader/client.py), which the caller must
-    never score against the learner."""
+    never score against the learner. ``measure=False`` leaves the reference time unrecorded, for a
+    caller grading in threads of its own: it records it from its own thread (record_measurement),
+    since a write from a worker thread is a connection of its own that the caller's transaction
+    does not cover (on SQLite it waits on that transaction's lock)."""
     job = exercise_job(exercise, code, examples=examples, diagnose=diagnose)
     try:
         pool = sandbox_pool(exercise.queue)
@@ -73,10 +81,8 @@ def grade(
         log.error("the grader's sandbox pool did not start: %s", exc)
         return grader_failed_result()
     result = pool.grade(job)
-    reference_ms = result.get("reference_ms")
-    # Only a run of every check measures the reference that a submission's limit is fitted to.
-    if not examples and isinstance(reference_ms, int) and reference_ms > 0 and exercise.pk:
-        exercise.record_reference_time(reference_ms / 1000)
+    if measure and not examples:
+        record_measurement(exercise, result)
     return result
 
 
@@ -120,3 +126,11 @@ def grade_mutants(
             if result["status"] != "passed":
                 cache.record(key)
     return statuses, cached, failed
+
+
+def record_measurement(exercise: Exercise, result: dict[str, Any]) -> None:
+    """Store the reference time a full grade measured (only a run of every check measures the
+    reference that a submission's limit is fitted to)."""
+    reference_ms = result.get("reference_ms")
+    if isinstance(reference_ms, int) and reference_ms > 0 and exercise.pk:
+        exercise.record_reference_time(reference_ms / 1000)

@@ -2,6 +2,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
@@ -23,6 +24,7 @@ class Outcome:
     graded: int = 0
     mutants: mutation.Score | None = None
     mutant_ids: set[str] = field(default_factory=set)
+    measured: dict[str, Any] | None = None  # a full grade's result, to record its reference time
 
 
 class Command(BaseCommand):
@@ -92,6 +94,11 @@ class Command(BaseCommand):
                 ratchet = mutation.ratchet_problems(scores, known, all_mutants=ids)
                 for outcome in outcomes:
                     outcome.problems += ratchet.get(outcome.slug, [])
+        # Written here, not in the grading threads: a thread's write is a connection of its own,
+        # outside the caller's transaction (a test's), and on SQLite it waits on that lock.
+        for question, outcome in zip(questions, outcomes, strict=True):
+            if outcome.measured is not None:
+                grader_client.record_measurement(question.exercise, outcome.measured)
         failed = [o for o in outcomes if o.problems]
         for outcome in failed:
             for problem in outcome.problems:
@@ -150,8 +157,9 @@ class Command(BaseCommand):
             wrong=exercise.wrong_solutions,
         )
         verdicts = verification.verify_exercise(
-            lambda code: grader_client.grade(exercise, code), files
+            lambda code: grader_client.grade(exercise, code, measure=False), files
         )
+        outcome.measured = next((v.result for v in verdicts if v.result.get("reference_ms")), None)
         outcome.graded += len(verdicts)
         outcome.problems += [p for v in verdicts if (p := v.problem()) is not None]
         if self.mutants and not outcome.problems:
