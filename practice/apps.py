@@ -19,3 +19,13 @@ class PracticeConfig(AppConfig):
         router.register("plans", views.PlanViewSet, basename="plan")
         router.register("me", views.MeViewSet, basename="me")
         router.register("reviews", review.ReviewViewSet, basename="review")
+
+    def web_started(self) -> None:
+        """Without a broker this process grades in the request (embedded mode): its sandbox pool
+        starts with the server, not on the first submission (quizbank/wsgi.py)."""
+        from django.conf import settings
+
+        if settings.CELERY_TASK_ALWAYS_EAGER:
+            from . import grader_client
+
+            grader_client.start_pools(["cpu"])

@@ -3,6 +3,7 @@ and the job an exercise makes. Submitted code only ever runs inside the pool's s
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -17,6 +18,7 @@ from quizbank.models import Exercise
 log = logging.getLogger(__name__)
 
 _pools: dict[str, SandboxPool] = {}
+_starting: set[str] = set()
 _lock = threading.Lock()
 
 
@@ -25,14 +27,41 @@ def sandbox_pool(kind: str = "cpu") -> SandboxPool:
         pool = _pools.get(kind)
         if pool is None:
             slots = settings.GRADER_SLOTS if kind == "cpu" else 1
-            pool = SandboxPool(
-                python=settings.GRADER_PYTHON,
-                slots=slots,
-                kind="gpu" if kind == "gpu" else "cpu",
-                devices="none" if settings.GRADER_GPU_DEVICES == "none" else "auto",
-            )
+            _starting.add(kind)
+            try:
+                pool = SandboxPool(
+                    python=settings.GRADER_PYTHON,
+                    slots=slots,
+                    kind="gpu" if kind == "gpu" else "cpu",
+                    devices="none" if settings.GRADER_GPU_DEVICES == "none" else "auto",
+                )
+            finally:
+                _starting.discard(kind)
             _pools[kind] = pool
         return pool
+
+
+def pool_starting(kind: str = "cpu") -> bool:
+    """Whether this process's pool of that kind is starting right now (its zygotes import torch,
+    10-20 s): a job sent meanwhile waits for it."""
+    return kind in _starting
+
+
+def start_pools(kinds: list[str]) -> None:
+    """Start the pools in the background now rather than on the first job, so the first verdict
+    after a process (re)starts does not wait for zygotes to import torch. A failure here is the
+    first job's to report (as the grader's fault)."""
+
+    def start() -> None:
+        for kind in kinds:
+            try:
+                with contextlib.suppress(Exception):
+                    sandbox_pool(kind)
+            finally:
+                _starting.discard(kind)
+
+    _starting.update(kinds)  # from now: a page rendered before the thread runs says so too
+    threading.Thread(target=start, name="warm-grader", daemon=True).start()
 
 
 def close_pools() -> None:

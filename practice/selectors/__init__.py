@@ -30,7 +30,7 @@ from django.utils import timezone
 from accounts.models import User, Visitor
 from quizbank.models import Question, Topic
 
-from .. import workers
+from .. import grader_client, workers
 from ..models import Activity, Bookmark, Note, QuestionProgress, ReviewCard, Submission
 from ..services.learning import SCHEDULER, fsrs_card, next_due
 
@@ -408,10 +408,15 @@ def progress_summary(*, user: Visitor) -> dict[str, Any]:
 
 
 def queue_state(queue: str) -> dict[str, bool]:
-    """What an exercise page says about its grading queue: whether a worker serves it, and whether
-    this site grades in-process instead (no broker, the development default)."""
+    """What an exercise page says about its grading queue: whether a worker serves it, whether
+    this site grades in-process instead (no broker, the development default), and then whether
+    its sandbox is still warming up (the first run waits for it)."""
     in_process = bool(settings.CELERY_TASK_ALWAYS_EAGER)
-    return {"online": in_process or workers.worker_online(queue), "in_process": in_process}
+    return {
+        "online": in_process or workers.worker_online(queue),
+        "in_process": in_process,
+        "warming": in_process and grader_client.pool_starting(queue),
+    }
 
 
 def streak_current(*, user: Visitor) -> int:
