@@ -51,6 +51,27 @@ document.addEventListener("htmx:configRequest", (event) => {
   }
 });
 
+// Back and Forward on the list: htmx puts back the page as it saved it, but a saved page keeps
+// only the markup, not what was ticked or typed since it was rendered. The address holds the
+// filters, so the form is set from it, and the next change sends what the results show.
+function syncFiltersFromAddress() {
+  const form = document.getElementById("filters");
+  if (!form) return;
+  const params = new URLSearchParams(window.location.search);
+  for (const field of form.elements) {
+    if (!field.name || field.type === "submit" || field.type === "button") continue;
+    if (field.type === "checkbox" || field.type === "radio") {
+      field.checked = params.getAll(field.name).includes(field.value);
+    } else if (field.type !== "hidden") {
+      field.value = params.get(field.name) || "";
+    }
+  }
+}
+document.addEventListener("htmx:historyRestore", syncFiltersFromAddress);
+window.addEventListener("pageshow", (event) => {
+  if (event.persisted) syncFiltersFromAddress(); // the browser's back-forward cache
+});
+
 // The exercise form: Ctrl/Cmd+Enter runs the examples, Ctrl/Cmd+Shift+Enter submits. Listening in
 // the capture phase on the document puts this before the editor's own key handling.
 document.addEventListener(
@@ -78,9 +99,12 @@ document.addEventListener("htmx:beforeRequest", (event) => {
     const note = document.createElement("p");
     note.className = "small muted";
     note.setAttribute("role", "status");
-    note.textContent = "Sending to the grader…";
+    note.textContent = form.dataset.pending || "Sending to the grader…";
     verdict.append(note);
   }
+  // "Your draft was restored" was true when the page opened, not after a run.
+  const draft = document.getElementById("draft-status");
+  if (draft) draft.textContent = "";
 });
 
 // "Try again" on a quick check: back to its first answer choice (or text box).
