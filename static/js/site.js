@@ -125,23 +125,49 @@ document.addEventListener("htmx:afterSwap", (event) => {
 });
 
 // A mock interview's countdown. The server keeps the real clock (an answer after the end is
-// refused); this only shows it ticking, and reloads at zero so the report appears.
+// refused); this shows it ticking and, two seconds before the end, sends the answer typed so far
+// as the answer (nothing typed: it reloads at zero so the report appears).
 (function () {
   "use strict";
+  const SEND_BEFORE = 2; // seconds: the answer must reach the server before its clock runs out
   function pad(n) {
     return String(n).padStart(2, "0");
+  }
+  function typed(form) {
+    for (const field of form.elements) {
+      if (field.name === "text" && field.value.trim()) return true;
+      if (field.name === "code" && field.editor && field.value !== field.editor.starter) return true;
+      if (field.name.startsWith("check-") && (field.type === "text" ? field.value.trim() : field.checked)) {
+        return true;
+      }
+    }
+    return false;
   }
   function start() {
     const timer = document.querySelector("[data-ends-at]");
     if (!timer) return;
-    const ends = Date.parse(timer.dataset.endsAt);
+    // The server's seconds left when it rendered the page, so a wrong clock here does not matter.
+    const ends = Date.now() + Number(timer.dataset.secondsLeft) * 1000;
     const out = timer.querySelector("[data-countdown]");
+    const answer = document.getElementById("interview-answer");
+    let sent = false;
     function tick() {
       const left = Math.max(0, Math.round((ends - Date.now()) / 1000));
       const h = Math.floor(left / 3600);
       const m = Math.floor((left % 3600) / 60);
       out.textContent = (h ? h + ":" + pad(m) : String(m)) + ":" + pad(left % 60);
       if (left <= 60) timer.classList.add("ending");
+      if (!sent && left <= SEND_BEFORE && answer && typed(answer)) {
+        sent = true;
+        clearInterval(handle);
+        const note = document.createElement("p");
+        note.className = "notice";
+        note.setAttribute("role", "status");
+        note.textContent = "Time is up: your answer is sent as it stands.";
+        answer.prepend(note);
+        answer.requestSubmit(answer.querySelector("#answer-submit"));
+        return;
+      }
       if (left === 0) {
         clearInterval(handle);
         window.location.reload();
@@ -152,6 +178,35 @@ document.addEventListener("htmx:afterSwap", (event) => {
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
+})();
+
+// A plain text answer with a data-draft-key (a mock interview's) is kept in this browser as it is
+// typed, so a reload or a closed tab does not lose it. (The code editor keeps its own draft.)
+(function () {
+  "use strict";
+  function setUp() {
+    let store = null;
+    try {
+      store = window.localStorage;
+    } catch (e) {
+      return; // storage refused: the answer lives as long as the page
+    }
+    document.querySelectorAll("textarea[data-draft-key]:not([data-editor])").forEach((field) => {
+      const key = field.dataset.draftKey;
+      const saved = store.getItem(key);
+      if (saved && !field.value) field.value = saved;
+      field.addEventListener("input", () => {
+        try {
+          if (field.value) store.setItem(key, field.value);
+          else store.removeItem(key);
+        } catch (e) {
+          /* storage full or refused */
+        }
+      });
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setUp);
+  else setUp();
 })();
 
 // Review by keyboard: Space shows the answer, then 1-4 rate it (again, hard, good, easy). Keys
