@@ -191,6 +191,18 @@ def review_intervals(*, card: ReviewCard, now: Any = None) -> dict[str, Any]:
     return intervals
 
 
+def rating_intervals(
+    *, user: Visitor, question: Question, card: ReviewCard | None
+) -> dict[str, Any] | None:
+    """The question page's rating buttons: review_intervals for the learner's card (or the card a
+    first rating would create); None for a visitor, who cannot rate."""
+    if not _signed_in(user):
+        return None
+    return review_intervals(
+        card=card or ReviewCard(user=user, question=question, due=timezone.now())
+    )
+
+
 def next_review_at(*, user: Visitor, now: Any = None):
     now = now or timezone.now()
     card = ReviewCard.objects.visible_to(user).filter(due__gt=now).order_by("due").first()

@@ -179,6 +179,9 @@ def render_question(request, question, *, check_results=None):
         "revealed": min(len(hints), max(state.hints_revealed, _int(request.GET.get("hints")))),
         "answer_shown": state.answer_revealed or request.GET.get("answer") == "1",
         "card": state.card,
+        "intervals": selectors.rating_intervals(
+            user=request.user, question=question, card=state.card
+        ),
         "bookmarked": state.bookmarked,
         "note": state.note,
         "checks": checks,
