@@ -196,8 +196,18 @@ def render_question(request, question, *, check_results=None):
     return render(request, "practice/question_detail.html", context)
 
 
-# The list's filters a question page carries along, so "next" means next in the learner's list.
-LIST_PARAMS = ("topic", "application", "difficulty", "kind", "search", "progress", "bookmarked")
+# The list's filters a question page carries along, so "next" means next in the learner's list;
+# or the study plan the learner came from (`plan`), so "next" means next in the plan.
+LIST_PARAMS = (
+    "topic",
+    "application",
+    "difficulty",
+    "kind",
+    "search",
+    "progress",
+    "bookmarked",
+    "plan",
+)
 
 
 def list_query(request) -> QueryDict:
@@ -216,12 +226,18 @@ def list_query(request) -> QueryDict:
 
 
 def question_neighbours(request, question) -> dict[str, Any]:
-    """The questions before and after `question` in the learner's filtered list (two queries)."""
-    rows = bank_selectors.question_list(user=request.user)
-    filterset = LearnerQuestionFilter(list_query(request), queryset=rows, request=request)
-    if not filterset.is_valid():
-        return {}
-    slugs = list(filterset.qs.values_list("slug", flat=True))
+    """The questions before and after `question` in the learner's filtered list, or in the study
+    plan they came from (two queries)."""
+    query = list_query(request)
+    plan = query.get("plan", "")
+    if plan:
+        slugs = plan_selectors.plan_question_slugs(user=request.user, slug=str(plan))
+    else:
+        rows = bank_selectors.question_list(user=request.user)
+        filterset = LearnerQuestionFilter(query, queryset=rows, request=request)
+        if not filterset.is_valid():
+            return {}
+        slugs = list(filterset.qs.values_list("slug", flat=True))
     if question.slug not in slugs:
         return {}
     index = slugs.index(question.slug)
