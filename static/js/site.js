@@ -125,11 +125,11 @@ document.addEventListener("htmx:afterSwap", (event) => {
 });
 
 // A mock interview's countdown. The server keeps the real clock (an answer after the end is
-// refused); this shows it ticking and, two seconds before the end, sends the answer typed so far
+// refused); this shows it ticking and, three seconds before the end, sends the answer typed so far
 // as the answer (nothing typed: it reloads at zero so the report appears).
 (function () {
   "use strict";
-  const SEND_BEFORE = 2; // seconds: the answer must reach the server before its clock runs out
+  const SEND_BEFORE = 3; // seconds: the answer must reach the server before its clock runs out
   function pad(n) {
     return String(n).padStart(2, "0");
   }
@@ -146,8 +146,11 @@ document.addEventListener("htmx:afterSwap", (event) => {
   function start() {
     const timer = document.querySelector("[data-ends-at]");
     if (!timer) return;
-    // The server's seconds left when it rendered the page, so a wrong clock here does not matter.
-    const ends = Date.now() + Number(timer.dataset.secondsLeft) * 1000;
+    // The server's seconds left when it sent the page, counted from when the page's response
+    // began to arrive: a wrong clock here does not matter, nor does a slow page load.
+    const nav = performance.getEntriesByType ? performance.getEntriesByType("navigation")[0] : null;
+    const arrived = nav && nav.responseStart ? performance.timeOrigin + nav.responseStart : Date.now();
+    const ends = arrived + Number(timer.dataset.secondsLeft) * 1000;
     const out = timer.querySelector("[data-countdown]");
     const answer = document.getElementById("interview-answer");
     let sent = false;

@@ -33,15 +33,15 @@ def test_the_typed_answer_is_kept_and_sent_when_time_runs_out(page, interview, s
     answer.fill("Gradients accumulate across backward calls.")
     page.reload()
     expect(answer).to_have_value("Gradients accumulate across backward calls.")
+    shoot("interview-typed")
 
     MockInterview.objects.filter(pk=interview.pk).update(
-        ends_at=timezone.now() + timedelta(seconds=6)
+        ends_at=timezone.now() + timedelta(seconds=10)
     )
     page.reload()
     expect(answer).to_have_value("Gradients accumulate across backward calls.")
-    shoot("interview-typed")
-    # Sent at 2 s left, then the page reloads at zero and shows the report.
-    expect(page.get_by_role("heading", name="Report: Short")).to_be_visible(timeout=20_000)
+    # Sent at 3 s left, then the page reloads at zero and shows the report.
+    expect(page.get_by_role("heading", name="Report: Short")).to_be_visible(timeout=30_000)
     expect(page.locator("main")).to_contain_text("Gradients accumulate across backward calls.")
     shoot("interview-report-after-time-out")
     item = MockInterview.objects.get(pk=interview.pk).items.get()
