@@ -43,6 +43,25 @@
   else setUp();
 })();
 
+// A message above a page opened at an anchor (the welcome after signing up, which brings you back
+// to the exercise you were on) would be scrolled out of view: it floats at the bottom of the
+// window instead, until closed.
+window.addEventListener("load", () => {
+  window.requestAnimationFrame(() => {
+    const box = document.getElementById("messages");
+    if (!box) return;
+    const rect = box.getBoundingClientRect();
+    if (rect.bottom > 0 && rect.top < window.innerHeight) return;
+    box.classList.add("floating");
+    const close = document.createElement("button");
+    close.type = "button";
+    close.className = "quiet";
+    close.textContent = "Close";
+    close.addEventListener("click", () => box.classList.remove("floating"));
+    box.append(close);
+  });
+});
+
 // Filters send every field; leave the empty ones out so the address bar stays readable.
 document.addEventListener("htmx:configRequest", (event) => {
   if (event.detail.verb !== "get") return;
