@@ -12,7 +12,7 @@ from grader.limits import MAX_TIME_LIMIT
 from practice import grader_client
 from quizbank.bank.blocks import python_blocks
 from quizbank.bank.standard import standard_problems
-from quizbank.models import Question
+from quizbank.models import Exercise, Question
 
 
 @dataclass
@@ -96,9 +96,11 @@ class Command(BaseCommand):
                     outcome.problems += ratchet.get(outcome.slug, [])
         # Written here, not in the grading threads: a thread's write is a connection of its own,
         # outside the caller's transaction (a test's), and on SQLite it waits on that lock.
+        # A fresh row: the threads' copies already hold the measurement in memory.
         for question, outcome in zip(questions, outcomes, strict=True):
             if outcome.measured is not None:
-                grader_client.record_measurement(question.exercise, outcome.measured)
+                fresh = Exercise.objects.get(pk=question.exercise.pk)
+                grader_client.record_measurement(fresh, outcome.measured)
         failed = [o for o in outcomes if o.problems]
         for outcome in failed:
             for problem in outcome.problems:
@@ -160,6 +162,14 @@ class Command(BaseCommand):
             lambda code: grader_client.grade(exercise, code, measure=False), files
         )
         outcome.measured = next((v.result for v in verdicts if v.result.get("reference_ms")), None)
+        if outcome.measured is not None and not (
+            exercise.reference_digest == exercise.content_digest
+            and exercise.reference_seconds is not None
+        ):
+            # In memory only (the write is the main thread's): the mutants' jobs below get the
+            # limit fitted to it, as a later run reading it from the database does.
+            exercise.reference_seconds = outcome.measured["reference_ms"] / 1000
+            exercise.reference_digest = exercise.content_digest
         outcome.graded += len(verdicts)
         outcome.problems += [p for v in verdicts if (p := v.problem()) is not None]
         if self.mutants and not outcome.problems:
