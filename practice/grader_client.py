@@ -6,6 +6,7 @@ app reads only grader.limits and grader.jobs (quizbank/tests/test_layout.py pins
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Sequence
@@ -26,6 +27,7 @@ __all__ = ["SandboxError", "SandboxPool"]  # for the commands' types and errors
 log = logging.getLogger(__name__)
 
 _pools: dict[str, SandboxPool] = {}
+_starting: set[str] = set()
 _lock = threading.Lock()
 
 
@@ -34,14 +36,41 @@ def sandbox_pool(kind: str = "cpu") -> SandboxPool:
         pool = _pools.get(kind)
         if pool is None:
             slots = settings.GRADER_SLOTS if kind == "cpu" else 1
-            pool = SandboxPool(
-                python=settings.GRADER_PYTHON,
-                slots=slots,
-                kind="gpu" if kind == "gpu" else "cpu",
-                devices="none" if settings.GRADER_GPU_DEVICES == "none" else "auto",
-            )
+            _starting.add(kind)
+            try:
+                pool = SandboxPool(
+                    python=settings.GRADER_PYTHON,
+                    slots=slots,
+                    kind="gpu" if kind == "gpu" else "cpu",
+                    devices="none" if settings.GRADER_GPU_DEVICES == "none" else "auto",
+                )
+            finally:
+                _starting.discard(kind)
             _pools[kind] = pool
         return pool
+
+
+def pool_starting(kind: str = "cpu") -> bool:
+    """Whether this process's pool of that kind is starting right now (its zygotes import torch,
+    10-20 s): a job sent meanwhile waits for it."""
+    return kind in _starting
+
+
+def start_pools(kinds: list[str]) -> None:
+    """Start the pools in the background now rather than on the first job, so the first verdict
+    after a process (re)starts does not wait for zygotes to import torch. A failure here is the
+    first job's to report (as the grader's fault)."""
+
+    def start() -> None:
+        for kind in kinds:
+            try:
+                with contextlib.suppress(Exception):
+                    sandbox_pool(kind)
+            finally:
+                _starting.discard(kind)
+
+    _starting.update(kinds)  # from now: a page rendered before the thread runs says so too
+    threading.Thread(target=start, name="warm-grader", daemon=True).start()
 
 
 def close_pools() -> None:
@@ -70,11 +99,19 @@ def exercise_job(
 
 
 def grade(
-    exercise: Exercise, code: str, *, examples: bool = False, diagnose: bool = True
+    exercise: Exercise,
+    code: str,
+    *,
+    examples: bool = False,
+    diagnose: bool = True,
+    measure: bool = True,
 ) -> dict[str, Any]:
     """The verdict, or a result marked ``grader_failed`` when the sandbox itself cannot run (its
     pool does not start, or its zygotes keep failing: see grader/client.py), which the caller must
-    never score against the learner."""
+    never score against the learner. ``measure=False`` leaves the reference time unrecorded, for a
+    caller grading in threads of its own: it records it from its own thread (record_measurement),
+    since a write from a worker thread is a connection of its own that the caller's transaction
+    does not cover (on SQLite it waits on that transaction's lock)."""
     job = exercise_job(exercise, code, examples=examples, diagnose=diagnose)
     try:
         pool = sandbox_pool(exercise.queue)
@@ -82,10 +119,8 @@ def grade(
         log.error("the grader's sandbox pool did not start: %s", exc)
         return grader_failed_result()
     result = pool.grade(job)
-    reference_ms = result.get("reference_ms")
-    # Only a run of every check measures the reference that a submission's limit is fitted to.
-    if not examples and isinstance(reference_ms, int) and reference_ms > 0 and exercise.pk:
-        exercise.record_reference_time(reference_ms / 1000)
+    if measure and not examples:
+        record_measurement(exercise, result)
     return result
 
 
@@ -138,18 +173,20 @@ def gpu_pool_start() -> SandboxPool:
 
 
 def exercise_verify(
-    exercise: Exercise, *, pool: SandboxPool | None = None
+    exercise: Exercise, *, pool: SandboxPool | None = None, measure: bool = True
 ) -> list[verification.FileVerdict]:
     """Grade the reference, the starter and every wrong solution of a stored exercise (the admin's
     "Verify", verify_bank; verify_gpu on a `pool` of its own). Raises grader.jobs.JobError when the
-    grader refuses the exercise itself."""
+    grader refuses the exercise itself. ``measure``: as for grade()."""
     files = verification.exercise_files(
         solution=exercise.solution_code,
         starter=exercise.starter_code,
         wrong=exercise.wrong_solutions,
     )
     if pool is None:
-        return verification.verify_exercise(lambda code: grade(exercise, code), files)
+        return verification.verify_exercise(
+            lambda code: grade(exercise, code, measure=measure), files
+        )
     own = pool
     return verification.verify_exercise(lambda code: own.grade(exercise_job(exercise, code)), files)
 
@@ -176,3 +213,11 @@ def answer_blocks_run(blocks: Sequence[Block], *, pool: SandboxPool | None = Non
     if result.get("status") != "passed" and not run.problems:
         run.problems.append(f"answer.md: {result.get('message', result.get('status'))}")
     return run
+
+
+def record_measurement(exercise: Exercise, result: dict[str, Any]) -> None:
+    """Store the reference time a full grade measured (only a run of every check measures the
+    reference that a submission's limit is fitted to)."""
+    reference_ms = result.get("reference_ms")
+    if isinstance(reference_ms, int) and reference_ms > 0 and exercise.pk:
+        exercise.record_reference_time(reference_ms / 1000)

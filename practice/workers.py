@@ -66,18 +66,9 @@ def _start_heartbeat(sender=None, **kwargs):
 
     announce_all()
     threading.Thread(target=beat, name="worker-heartbeat", daemon=True).start()
-    threading.Thread(target=_warm_pools, args=(queues,), name="warm-grader", daemon=True).start()
-
-
-def _warm_pools(queues: list[str]) -> None:
-    """Start the sandbox pools now rather than on the first job, so the first verdict after a
-    worker (re)starts does not wait for zygotes to import torch. A failure here is the first
-    job's to report (as the grader's fault)."""
     from . import grader_client
 
-    for queue in queues:
-        with contextlib.suppress(Exception):
-            grader_client.sandbox_pool(queue)
+    grader_client.start_pools(queues)
 
 
 @worker_shutdown.connect

@@ -16,9 +16,12 @@ from urllib.parse import unquote_to_bytes
 import django.db
 import kombu.exceptions
 import redis.exceptions
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.conf import settings
+from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOperation
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import Resolver404, resolve
+from django.views import defaults
 
 logger = logging.getLogger(__name__)
 
@@ -185,3 +188,35 @@ class ServiceUnavailableMiddleware:
             logger.error("service unavailable on %s: %r", request.path, exception)
             return service_unavailable(request)
         return None
+
+
+class SitePagesUnderDebugMiddleware:
+    """Under DEBUG (the development default: `make run`) Django answers a 404 or a 500 with its
+    technical pages; this shows the site's own instead, as in production, so a newcomer sees the
+    site's pages. A 500's traceback is still logged (the console under runserver);
+    DEBUG_TECHNICAL_PAGES=1 brings Django's pages back. Before CommonMiddleware, so that an
+    address missing its slash is still redirected rather than answered 404."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    @staticmethod
+    def active() -> bool:
+        return settings.DEBUG and not settings.DEBUG_TECHNICAL_PAGES
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        # No view matched the address (a view's own 404 has its resolver_match).
+        if self.active() and response.status_code == 404 and request.resolver_match is None:
+            return defaults.page_not_found(request, Resolver404())
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not self.active():
+            return None
+        if isinstance(exception, Http404):
+            return defaults.page_not_found(request, exception)
+        if isinstance(exception, (PermissionDenied, BadRequest, SuspiciousOperation)):
+            return None  # Django answers these with the site's 403 and 400 pages even under DEBUG
+        logger.exception("Internal Server Error: %s", request.path)
+        return defaults.server_error(request)

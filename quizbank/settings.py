@@ -32,6 +32,9 @@ def env_list(name: str, default: str = "") -> list[str]:
 
 
 DEBUG = env_bool("DEBUG", True)
+# Under DEBUG a 404 or a 500 is still the site's own page (quizbank/http.py); 1: Django's
+# technical pages instead.
+DEBUG_TECHNICAL_PAGES = env_bool("DEBUG_TECHNICAL_PAGES", False)
 
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
@@ -70,6 +73,7 @@ MIDDLEWARE = [
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "quizbank.http.RejectNulMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "quizbank.http.SitePagesUnderDebugMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -65,6 +65,10 @@ class Activity(models.Model):
         null=True, blank=True, help_text="For a quick check or a verdict: did it pass?"
     )
     rating = models.PositiveSmallIntegerField(choices=Rating.choices, null=True, blank=True)
+    in_review = models.BooleanField(
+        default=False,
+        help_text="A rating given in a review session (what 'reviewed today' counts).",
+    )
 
     objects = OwnedQuerySet.as_manager()
 

@@ -30,7 +30,7 @@ from django.utils import timezone
 from accounts.models import User, Visitor
 from quizbank.models import Question, Topic
 
-from .. import workers
+from .. import grader_client, workers
 from ..models import Activity, Bookmark, Note, QuestionProgress, ReviewCard, Submission
 from ..services.learning import SCHEDULER, fsrs_card, next_due
 
@@ -189,6 +189,18 @@ def review_intervals(*, card: ReviewCard, now: Any = None) -> dict[str, Any]:
         )
         intervals[label.lower()] = next_due(scheduled=scheduled.due, rating=value, now=now) - now
     return intervals
+
+
+def rating_intervals(
+    *, user: Visitor, question: Question, card: ReviewCard | None
+) -> dict[str, Any] | None:
+    """The question page's rating buttons: review_intervals for the learner's card (or the card a
+    first rating would create); None for a visitor, who cannot rate."""
+    if not _signed_in(user):
+        return None
+    return review_intervals(
+        card=card or ReviewCard(user=user, question=question, due=timezone.now())
+    )
 
 
 def next_review_at(*, user: Visitor, now: Any = None):
@@ -408,10 +420,15 @@ def progress_summary(*, user: Visitor) -> dict[str, Any]:
 
 
 def queue_state(queue: str) -> dict[str, bool]:
-    """What an exercise page says about its grading queue: whether a worker serves it, and whether
-    this site grades in-process instead (no broker, the development default)."""
+    """What an exercise page says about its grading queue: whether a worker serves it, whether
+    this site grades in-process instead (no broker, the development default), and then whether
+    its sandbox is still warming up (the first run waits for it)."""
     in_process = bool(settings.CELERY_TASK_ALWAYS_EAGER)
-    return {"online": in_process or workers.worker_online(queue), "in_process": in_process}
+    return {
+        "online": in_process or workers.worker_online(queue),
+        "in_process": in_process,
+        "warming": in_process and grader_client.pool_starting(queue),
+    }
 
 
 def streak_current(*, user: Visitor) -> int:

@@ -96,6 +96,17 @@ def _progress(plan: StudyPlan, user: Visitor) -> PlanProgress:
     return result
 
 
+def plan_question_slugs(*, user: Visitor, slug: str) -> list[str]:
+    """The plan's questions the visitor may see, in the plan's order (none for no such plan)."""
+    return list(
+        PlanItem.objects.filter(
+            section__plan__slug=slug, question__in=Question.objects.visible_to(user)
+        )
+        .order_by("section__order", "order")
+        .values_list("question__slug", flat=True)
+    )
+
+
 def plan_continue(*, user: Visitor) -> PlanProgress | None:
     """The plan to continue: the most recently started one that still has a question to do."""
     if not _signed_in(user):

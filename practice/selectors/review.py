@@ -110,10 +110,12 @@ def deck_counts(*, user: User, now: Any = None) -> dict[str, int]:
 
 
 def reviewed_today(*, user: User) -> int:
-    """Ratings the learner gave today (in TIME_ZONE), their own and the grader's."""
+    """Cards reviewed today (in TIME_ZONE): ratings given in review sessions, the learner's own
+    and the grader's for a code review; not a rating on a question's page, nor a wrong quick
+    check or a failed submission outside review (practice that reschedules a card)."""
     start = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
     return Activity.objects.filter(
-        user=user, kind=Activity.Kind.RATING, created_at__gte=start
+        user=user, kind=Activity.Kind.RATING, in_review=True, created_at__gte=start
     ).count()
 
 

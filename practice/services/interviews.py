@@ -33,11 +33,31 @@ Outcome = InterviewQuestion.Outcome
 
 @dataclass(frozen=True)
 class Preset:
+    """A named interview: questions whose primary topic is one of `topics` (a question merely
+    tagged with one is about something else), `code` of them code exercises, the rest concept."""
+
     title: str
     topics: tuple[str, ...]
     difficulty: tuple[str, ...]
     questions: int
+    code: int
     minutes: int
+
+    @property
+    def concept(self) -> int:
+        return self.questions - self.code
+
+    def params(self) -> dict[str, Any]:
+        """interview_create's arguments for this preset."""
+        return {
+            "topics": list(Topic.objects.filter(slug__in=self.topics)),
+            "difficulty": list(self.difficulty),
+            "questions": self.questions,
+            "minutes": self.minutes,
+            "title": self.title,
+            "primary_topic_only": True,
+            "code": self.code,
+        }
 
 
 PRESETS = {
@@ -46,6 +66,7 @@ PRESETS = {
         topics=("fundamentals", "tensors", "autograd", "nn"),
         difficulty=("easy", "medium"),
         questions=4,
+        code=1,
         minutes=30,
     ),
     "llm-engineer-loop": Preset(
@@ -53,6 +74,7 @@ PRESETS = {
         topics=("llm", "gpu", "training", "distributed"),
         difficulty=("medium", "hard"),
         questions=6,
+        code=2,
         minutes=60,
     ),
 }
@@ -96,14 +118,20 @@ def interview_create(
     questions: int,
     minutes: int,
     title: str = "",
+    primary_topic_only: bool = False,
+    code: int | None = None,
 ) -> MockInterview:
-    """Start an interview of up to `questions` published questions from `topics` (any if empty)
-    at the given difficulties (any if empty), ones the learner has not solved first, asked
-    easiest first. Fewer questions than asked for when fewer match; none is a ValidationError.
+    """Start an interview of up to `questions` published questions from `topics` (any if empty;
+    only as primary topic with `primary_topic_only`) at the given difficulties (any if empty),
+    ones the learner has not solved first, asked easiest first. With `code`, that many are code
+    questions and the rest concept ones, as far as the bank has them (the other kind makes up a
+    shortfall). Fewer questions than asked for when fewer match; none is a ValidationError.
     Past INTERVIEWS_PER_DAY started today, raises InterviewLimitReached."""
     _check_daily_limit(user=user)
     candidates = Question.objects.published()
-    if topics:
+    if topics and primary_topic_only:
+        candidates = candidates.filter(primary_topic__in=topics)
+    elif topics:
         candidates = candidates.filter(
             pk__in=Question.objects.filter(topics__in=topics).values("pk")
         )
@@ -112,11 +140,17 @@ def interview_create(
     solved = QuestionProgress.objects.filter(
         user=user, question=OuterRef("pk"), state=QuestionProgress.State.SOLVED
     )
-    chosen = list(
-        candidates.annotate(solved=Exists(solved), shuffle=Random())
-        .order_by("solved", "shuffle")
-        .values_list("pk", flat=True)[:questions]
+    shuffled = candidates.annotate(solved=Exists(solved), shuffle=Random()).order_by(
+        "solved", "shuffle"
     )
+    if code is None:
+        chosen = list(shuffled.values_list("pk", flat=True)[:questions])
+    else:
+        is_code = {"kind": Question.Kind.CODE}
+        coded = list(shuffled.filter(**is_code).values_list("pk", flat=True)[:questions])
+        concept = list(shuffled.exclude(**is_code).values_list("pk", flat=True)[:questions])
+        take_code = min(len(coded), max(code, questions - len(concept)))
+        chosen = coded[:take_code] + concept[: questions - take_code]
     if not chosen:
         raise ValidationError({"topics": "No published question matches these topics and levels."})
     now = timezone.now()

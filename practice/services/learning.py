@@ -183,14 +183,20 @@ def review_rate(*, user: User, question: Question, rating: int) -> ReviewCard:
 
 
 def rating_record(
-    *, user: User, question: Question, rating: int, now: datetime
+    *, user: User, question: Question, rating: int, now: datetime, in_review: bool = False
 ) -> tuple[ReviewCard, Activity]:
-    """review_rate's work, returning the review-log row too. Call inside a transaction."""
+    """review_rate's work, returning the review-log row too (marked `in_review` for a rating
+    given in a review session). Call inside a transaction."""
     if rating not in Rating.values:
         raise ValidationError({"rating": "Rate with again, hard, good or easy."})
     progress = _progress(user=user, question=question, now=now)
     activity = Activity.objects.create(
-        user=user, question=question, kind=Activity.Kind.RATING, rating=rating, created_at=now
+        user=user,
+        question=question,
+        kind=Activity.Kind.RATING,
+        rating=rating,
+        created_at=now,
+        in_review=in_review,
     )
     if question.kind == Question.Kind.CONCEPT and rating >= Rating.GOOD:
         _solve(progress, now=now)

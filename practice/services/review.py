@@ -66,7 +66,9 @@ def _rate(
     progress = QuestionProgress.objects.filter(user=user, question=question).first()
     card_before = _snapshot(before, CARD_FIELDS) if before else None
     progress_before = _snapshot(progress, PROGRESS_FIELDS) if progress else {}
-    card, activity = rating_record(user=user, question=question, rating=rating, now=now)
+    card, activity = rating_record(
+        user=user, question=question, rating=rating, now=now, in_review=True
+    )
     ReviewUndo.objects.update_or_create(
         user=user,
         defaults={

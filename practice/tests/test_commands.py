@@ -136,6 +136,13 @@ def test_verify_bank_fails_on_a_baseline_entry_that_a_better_check_killed(good, 
     assert "some-other-slug" not in err  # not run this time, not judged
 
 
+def test_verify_bank_records_the_reference_time_it_measured(good):
+    assert good.reference_seconds is None
+    call_command("verify_bank", "double-it")
+    good.refresh_from_db()
+    assert good.reference_seconds > 0 and good.reference_digest == good.content_digest
+
+
 @pytest.mark.parametrize(
     ("change", "problem"),
     [

@@ -1,11 +1,12 @@
 """Submitting code from the question page: the verdict comes back as a partial that polls while
 the submission is queued or running, and is graded through the real sandbox here (in-process)."""
 
+import importlib
 import re
 
 import pytest
 
-from practice import workers
+from practice import grader_client, workers
 from practice.models import Activity, QuestionProgress, ReviewCard, Submission
 
 from .test_api_submissions import RIGHT, WRONG
@@ -159,3 +160,22 @@ def test_a_submission_page_has_ordered_headings_and_highlighted_code(client, use
     assert all(b - a <= 1 for a, b in zip(levels, levels[1:], strict=False)), levels
     assert '<pre tabindex="0" role="group" aria-label="Your code">' in body
     assert '<span class="nf">double</span>' in body and '<span class="k">return</span>' in body
+
+
+def test_the_web_process_warms_its_sandbox_at_boot_and_the_page_says_so_meanwhile(
+    client, user, exercise, eager
+):
+    grader_client.close_pools()
+    import quizbank.wsgi
+
+    importlib.reload(quizbank.wsgi)  # what runserver and gunicorn do as they start
+    client.force_login(user)
+    try:
+        body = client.get("/questions/double-it/").content.decode()
+        assert "Warming up the sandbox" in body
+        assert 'data-pending="Warming up the sandbox, then grading…"' in body
+        grader_client.sandbox_pool("cpu")  # waits for the pool the boot started
+        assert not grader_client.pool_starting("cpu")
+        assert "Warming up" not in client.get("/questions/double-it/").content.decode()
+    finally:
+        grader_client.close_pools()

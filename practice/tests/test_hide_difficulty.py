@@ -41,6 +41,19 @@ def test_the_profile_option_hides_difficulty_on_every_learner_page(client, user,
     assert 'name="difficulty"' not in client.get("/questions/").content.decode()
 
 
+def test_a_hidden_difficulty_in_the_address_is_left_out_and_said(client, user, question):
+    QuestionFactory(slug="easy-one", title="An easy one", difficulty="easy")
+    Profile.objects.update_or_create(user=user, defaults={"hide_difficulty": True})
+    client.force_login(user)
+    body = client.get("/questions/?difficulty=easy").content.decode()
+    assert "A hard one" in body and "An easy one" in body
+    assert "filters by difficulty, which you chose to hide" in body
+    assert "filters by difficulty" not in client.get("/questions/").content.decode()
+    # "Next question" does not follow the hidden filter either.
+    page = client.get("/questions/easy-one/?difficulty=easy").content.decode()
+    assert "difficulty=easy" not in page
+
+
 def test_difficulty_shows_by_default(client, user, question):
     client.force_login(user)
     shown = pages(client, user, question)

@@ -179,6 +179,35 @@ def test_the_pages_take_an_interview_from_a_preset_to_its_report(client, user, b
     assert "30-minute fundamentals screen" in listing and "nothing graded" in listing
 
 
+def test_a_preset_takes_its_topics_as_primary_and_its_stated_mix_of_code(client, user):
+    tensors, llm = TopicFactory(slug="tensors"), TopicFactory(slug="llm")
+    for i in range(4):
+        QuestionFactory(slug=f"code-{i}", primary_topic=tensors, kind="code", difficulty="easy")
+        QuestionFactory(slug=f"concept-{i}", primary_topic=tensors, difficulty="medium")
+        # About LLMs, merely tagged with tensors: not a fundamentals question.
+        QuestionFactory(slug=f"tagged-{i}", primary_topic=llm, topics=[tensors], difficulty="easy")
+    client.force_login(user)
+    page = client.get("/interviews/new/").content.decode()
+    assert "4 questions in 30 minutes: 1 code exercise and 3 concept questions" in page
+    for _ in range(5):  # the choice is random: every draw keeps to the rule
+        client.post("/interviews/new/", {"preset": "fundamentals-screen"})
+    for interview in MockInterview.objects.filter(user=user):
+        slugs = [i.question.slug for i in interview.items.all()]
+        assert len(slugs) == 4 and not [s for s in slugs if s.startswith("tagged")]
+        assert len([s for s in slugs if s.startswith("code")]) == 1
+
+
+def test_a_preset_makes_up_for_missing_concept_questions_with_code(client, user):
+    tensors = TopicFactory(slug="tensors")
+    QuestionFactory(slug="concept", primary_topic=tensors, difficulty="easy")
+    for i in range(4):
+        QuestionFactory(slug=f"code-{i}", primary_topic=tensors, kind="code", difficulty="easy")
+    client.force_login(user)
+    client.post("/interviews/new/", {"preset": "fundamentals-screen"})
+    slugs = {i.question.slug for i in MockInterview.objects.get(user=user).items.all()}
+    assert len(slugs) == 4 and "concept" in slugs
+
+
 def test_a_custom_interview_from_the_page_and_a_late_answer(client, user, bank):
     client.force_login(user)
     response = client.post(

@@ -99,8 +99,37 @@ def test_the_plan_pages_show_progress_and_starting_puts_it_on_the_home_page(
     assert "1 of 3 solved (33%)" in body and "Start this plan" in body
     assert client.post("/plans/tensors-first/start/").status_code == 302
     home = client.get("/").content.decode()
-    assert "Tensors first" in home and f'href="/questions/{two.slug}/" id="continue-plan"' in home
+    assert (
+        "Tensors first" in home
+        and f'href="/questions/{two.slug}/?plan=tensors-first" id="continue-plan"' in home
+    )
     assert "Continue: q two" in client.get("/plans/tensors-first/").content.decode()
+
+
+def test_next_question_follows_the_plan_the_learner_came_from(client, user, questions, tmp_path):
+    # The plan's order is not the bank's: q-three, then q-one.
+    plan = {
+        **PLAN,
+        "title": "Backwards",
+        "sections": [{"title": "All", "questions": ["q-three", "q-one"]}],
+    }
+    (tmp_path / "backwards.yaml").write_text(yaml.safe_dump(plan), encoding="utf-8")
+    call_command("load_plans", str(tmp_path))
+    client.force_login(user)
+    listing = client.get("/plans/backwards/").content.decode()
+    assert 'href="/questions/q-three/?plan=backwards"' in listing
+    body = client.get("/questions/q-three/?plan=backwards").content.decode()
+    assert 'aria-label="In this plan"' in body
+    assert 'href="/questions/q-one/?plan=backwards" rel="next"' in body
+    rated = client.post(
+        "/questions/q-three/rate/",
+        {"rating": "good"},
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_CURRENT_URL="http://testserver/questions/q-three/?plan=backwards",
+    ).content.decode()
+    assert 'id="next-in-list" href="/questions/q-one/?plan=backwards"' in rated
+    # The last question of the plan has no next, whatever follows it in the bank.
+    assert 'rel="next"' not in client.get("/questions/q-one/?plan=backwards").content.decode()
 
 
 def test_the_api_gives_plans_with_progress_only_to_their_owner(

@@ -1,7 +1,10 @@
 """The question page and its actions, through the test client: what anonymous visitors may do
 without being recorded, what a learner's actions record, and that nobody sees another's notes."""
 
+import re
+
 import pytest
+from django.utils import timezone
 
 from practice.models import Activity, Bookmark, Note, QuestionProgress, ReviewCard
 from quizbank.tests.factories import HintFactory, QuestionFactory, QuickCheckFactory
@@ -68,6 +71,24 @@ def test_the_answer_reveals_on_demand_and_asks_a_learner_to_rate(client, user, q
     assert "The idea, explained." in body and "How well did you know it?" in body
     assert Activity.objects.get().kind == "answer"
     assert QuestionProgress.objects.get(user=user).answer_revealed
+
+
+def test_the_rating_buttons_say_when_the_question_comes_back(client, user, question):
+    client.force_login(user)
+    revealed = client.post("/questions/zero-grad/answer/", **HTMX).content.decode()
+    for body in (
+        revealed,
+        client.get("/questions/zero-grad/").content.decode(),
+        client.post("/questions/zero-grad/rate/", {"rating": "good"}, **HTMX).content.decode(),
+    ):
+        buttons = re.findall(r'<button type="submit" name="rating".*?</button>', body, re.S)
+        assert len(buttons) == 4
+        assert all('<span class="interval">' in b for b in buttons)
+    # A new card rated "hard" waits for midnight (never the same day): it says so, not "7 h".
+    hard = re.search(r'id="rate-hard".*?</button>', revealed, re.S).group(0)
+    now = timezone.localtime()
+    if now.hour < 23 or now.minute < 50:  # near midnight a learning step may end after it
+        assert '<span class="interval">tomorrow</span>' in hard
 
 
 def test_a_visitor_sees_the_answer_and_is_asked_to_sign_in_to_rate(client, question):

@@ -19,7 +19,12 @@ from practice.models import (
 )
 from practice.services import learning
 from practice.tests.factories import BookmarkFactory
-from quizbank.tests.factories import HintFactory, QuestionFactory, TopicFactory
+from quizbank.tests.factories import (
+    HintFactory,
+    QuestionFactory,
+    QuickCheckFactory,
+    TopicFactory,
+)
 
 from .test_api_submissions import RIGHT, WRONG
 
@@ -249,15 +254,28 @@ def test_an_unknown_deck_or_topic_is_a_400_naming_the_field(client, user):
 
 def test_the_page_counts_what_remains_and_what_was_reviewed_today(client, user):
     for _ in range(3):
-        due_card(user, QuestionFactory())
+        due_card(user, QuestionFactory())  # rated today on the questions' pages: not reviews
     client.force_login(user)
     body = client.get("/review/").content.decode()
-    assert "<strong>3</strong> questions to go" in body and "3 reviewed today" in body
+    assert "<strong>3</strong> questions to go" in body and "0 reviewed today" in body
     first = client.get("/review/").context["question"]
     client.post(f"/review/{first.slug}/rate/", {"rating": "good"})
     body = client.get("/review/").content.decode()
-    assert "<strong>2</strong> questions to go" in body and "4 reviewed today" in body
+    assert "<strong>2</strong> questions to go" in body and "1 reviewed today" in body
     assert 'All due <span class="deck-count">2</span>' in body
+
+
+def test_reviewed_today_leaves_out_page_ratings_and_wrong_quick_checks(client, user):
+    question = QuestionFactory()
+    due_card(user, question)
+    client.force_login(user)
+    client.post(f"/review/{question.slug}/rate/", {"rating": "good"})
+    other = QuestionFactory()
+    client.post(f"/questions/{other.slug}/rate/", {"rating": "again"})
+    learning.quick_check_answer(
+        user=user, check=QuickCheckFactory(question=other, answer=1), response=0
+    )
+    assert "1 reviewed today" in client.get("/review/").content.decode()
 
 
 # -- hard ---------------------------------------------------------------------------------------

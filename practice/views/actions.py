@@ -73,7 +73,13 @@ def answer_reveal(request, slug: str):
         card = selectors.question_state(user=request.user, question=question).card
     if not request.htmx:
         return redirect(f"{_question_url(question)}?answer=1#answer")
-    context = {"question": question, "answer_shown": True, "card": card, "focus": True}
+    context = {
+        "question": question,
+        "answer_shown": True,
+        "card": card,
+        "intervals": selectors.rating_intervals(user=request.user, question=question, card=card),
+        "focus": True,
+    }
     return render(request, "practice/_answer.html", context)
 
 
@@ -140,6 +146,9 @@ def rate(request, slug: str):
         context = {
             "question": question,
             "card": card,
+            "intervals": selectors.rating_intervals(
+                user=request.user, question=question, card=card
+            ),
             "rated": rating,
             "rated_label": label,
             "whats_next": whats_next(request, question),

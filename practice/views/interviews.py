@@ -15,7 +15,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from quizbank.models import QuickCheck, Topic
+from quizbank.models import QuickCheck
 
 from ..forms import InterviewForm
 from ..models.interviews import HINT_COST
@@ -50,13 +50,7 @@ def interview_new(request):
         preset = interviews.PRESETS.get(request.POST.get("preset", ""))
         params: dict[str, Any] | None = None
         if preset is not None:
-            params = {
-                "topics": list(Topic.objects.filter(slug__in=preset.topics)),
-                "difficulty": list(preset.difficulty),
-                "questions": preset.questions,
-                "minutes": preset.minutes,
-                "title": preset.title,
-            }
+            params = preset.params()
         elif form.is_valid():
             params = {**form.cleaned_data, "topics": list(form.cleaned_data["topics"])}
         if params is not None:
@@ -75,7 +69,11 @@ def interview_detail(request, pk: int):
     interview = selectors.interview_get(user=request.user, pk=pk)
     if interviews.interview_settle(interview=interview).active:
         item = selectors.interview_current(interview=interview)
-        context: dict[str, Any] = {"interview": interview, "item": item}
+        context: dict[str, Any] = {
+            "interview": interview,
+            "item": item,
+            "seconds_left": int(interview.time_left().total_seconds()),
+        }
         if item is not None:
             question = item.question
             context.update(
@@ -85,7 +83,6 @@ def interview_detail(request, pk: int):
                 checks=list(question.quick_checks.all()),
                 exercise=getattr(question, "exercise", None),
                 total=len(interview.items.all()),
-                seconds_left=int(interview.time_left().total_seconds()),
                 hint_cost=HINT_COST,
             )
         return render(request, "practice/interview_detail.html", context)

@@ -114,13 +114,20 @@ def question_list(request):
     rows = selectors.with_learner_state(
         bank_selectors.question_list(user=request.user), user=request.user
     )
-    filterset = LearnerQuestionFilter(request.GET, queryset=rows, request=request)
+    params = request.GET
+    # A learner who hides difficulty has no facet to see or untick it with: a difficulty in the
+    # address (an old link) is left out, and the page says so.
+    difficulty_ignored = hides_difficulty(request) and any(params.getlist("difficulty"))
+    if difficulty_ignored:
+        params = params.copy()
+        params.pop("difficulty")
+    filterset = LearnerQuestionFilter(params, queryset=rows, request=request)
     valid = filterset.is_valid()
     errors = filterset.errors
     if not valid:
         # A stale link or a typo (?topic=nope) should not empty the page: say which value is
         # wrong, then list and count with the rest of the filters, so the panel stays usable.
-        rest = request.GET.copy()
+        rest = params.copy()
         for name in errors:
             rest.pop(name, None)
         filterset = LearnerQuestionFilter(rest, queryset=rows, request=request)
@@ -131,12 +138,13 @@ def question_list(request):
     if facets:
         paginator.count = _list_count(facets)
     page = paginator.get_page(request.GET.get("page"))
-    query = request.GET.copy()
+    query = params.copy()
     query.pop("page", None)
-    filtered = any(v for k, v in request.GET.lists() if k != "page" and any(v))
+    filtered = any(v for k, v in params.lists() if k != "page" and any(v))
     context = {
         "filterset": filterset,
         "filter_errors": errors,
+        "difficulty_ignored": difficulty_ignored,
         "facets": facets,
         "page": page,
         "query": query.urlencode(),
@@ -179,6 +187,9 @@ def render_question(request, question, *, check_results=None):
         "revealed": min(len(hints), max(state.hints_revealed, _int(request.GET.get("hints")))),
         "answer_shown": state.answer_revealed or request.GET.get("answer") == "1",
         "card": state.card,
+        "intervals": selectors.rating_intervals(
+            user=request.user, question=question, card=state.card
+        ),
         "bookmarked": state.bookmarked,
         "note": state.note,
         "checks": checks,
@@ -193,8 +204,18 @@ def render_question(request, question, *, check_results=None):
     return render(request, "practice/question_detail.html", context)
 
 
-# The list's filters a question page carries along, so "next" means next in the learner's list.
-LIST_PARAMS = ("topic", "application", "difficulty", "kind", "search", "progress", "bookmarked")
+# The list's filters a question page carries along, so "next" means next in the learner's list;
+# or the study plan the learner came from (`plan`), so "next" means next in the plan.
+LIST_PARAMS = (
+    "topic",
+    "application",
+    "difficulty",
+    "kind",
+    "search",
+    "progress",
+    "bookmarked",
+    "plan",
+)
 
 
 def list_query(request) -> QueryDict:
@@ -206,6 +227,8 @@ def list_query(request) -> QueryDict:
         source = QueryDict(urlsplit(current).query)
     query = QueryDict(mutable=True)
     for name in LIST_PARAMS:
+        if name == "difficulty" and hides_difficulty(request):
+            continue  # as the list does: no filter the learner cannot see
         values = [v for v in source.getlist(name) if v]
         if values:
             query.setlist(name, values)
@@ -213,12 +236,18 @@ def list_query(request) -> QueryDict:
 
 
 def question_neighbours(request, question) -> dict[str, Any]:
-    """The questions before and after `question` in the learner's filtered list (two queries)."""
-    rows = bank_selectors.question_list(user=request.user)
-    filterset = LearnerQuestionFilter(list_query(request), queryset=rows, request=request)
-    if not filterset.is_valid():
-        return {}
-    slugs = list(filterset.qs.values_list("slug", flat=True))
+    """The questions before and after `question` in the learner's filtered list, or in the study
+    plan they came from (two queries)."""
+    query = list_query(request)
+    plan = query.get("plan", "")
+    if plan:
+        slugs = plan_selectors.plan_question_slugs(user=request.user, slug=str(plan))
+    else:
+        rows = bank_selectors.question_list(user=request.user)
+        filterset = LearnerQuestionFilter(query, queryset=rows, request=request)
+        if not filterset.is_valid():
+            return {}
+        slugs = list(filterset.qs.values_list("slug", flat=True))
     if question.slug not in slugs:
         return {}
     index = slugs.index(question.slug)

@@ -8,20 +8,30 @@ import html
 import re
 from typing import Any
 
-from .terms import stem
+from .terms import FUNCTION_WORDS, stem
 
 SNIPPET_LENGTH = 160
 
 
+# A stem this short marks only itself (and its plural): "nan" is not the start of "nanny", and
+# "not" (of the synonym "not a number") must not mark "nothing".
+SHORT_STEM = 3
+
+
 @functools.lru_cache(maxsize=256)
 def _word_re(words: tuple[str, ...]) -> re.Pattern[str] | None:
-    """Whole words of a text that start with the stem of one of `words`, compiled once per search
-    (a list of 20 rows marks a few hundred sentences with the same words)."""
-    stems = sorted({stem(w) for w in words if len(w) >= 2}, key=len, reverse=True)
+    """Whole words of a text that start with the stem of one of `words` (or are a short one),
+    compiled once per search (a list of 20 rows marks a few hundred sentences with the same
+    words). A function word ("not", "a") is never marked on its own."""
+    stems = {stem(w) for w in words if len(w) >= 2 and w.lower() not in FUNCTION_WORDS}
     if not stems:
         return None
-    alternatives = "|".join(re.escape(s) for s in stems)
-    return re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})[A-Za-z0-9]*", re.IGNORECASE | re.ASCII)
+    by_length = sorted(stems, key=len, reverse=True)
+    alternatives = "|".join(
+        re.escape(s) + ("s?(?![A-Za-z0-9])" if len(s) <= SHORT_STEM else "[A-Za-z0-9]*")
+        for s in by_length
+    )
+    return re.compile(rf"(?<![A-Za-z0-9])(?:{alternatives})", re.IGNORECASE | re.ASCII)
 
 
 def _marks(text: str, words: list[str]) -> list[tuple[int, int]]:

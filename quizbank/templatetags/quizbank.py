@@ -100,11 +100,18 @@ def from_now(when: Any) -> str:
 
 @register.filter
 def short_interval(delta: Any) -> str:
-    """A time until the next review, as rating buttons show it: 10 min, 5 h, 3 d, 2 mo."""
+    """A time until the next review, as rating buttons show it: 10 min, 5 h, 3 d, 2 mo; and
+    "tomorrow" for a wait under a day that ends at midnight (TIME_ZONE), as "hard" does when it
+    is kept from coming back the same day: "7 h" there would read as later today."""
     try:
         seconds = max(0, int(delta.total_seconds()))
     except AttributeError:
         return ""
+    if seconds < 86400:
+        due = timezone.localtime(timezone.now() + delta)
+        since_midnight = due.hour * 3600 + due.minute * 60 + due.second
+        if since_midnight < 60 or since_midnight > 86400 - 60:
+            return "tomorrow"
     for size, unit in ((30 * 86400, "mo"), (86400, "d"), (3600, "h")):
         if seconds >= size:
             return f"{round(seconds / size)} {unit}"

@@ -41,3 +41,36 @@ def test_a_server_error_is_the_sites_500_page():
     assert response.status_code == 500
     assert b"Something went wrong on our side" in response.content
     assert b'class="site-header"' in response.content
+
+
+@pytest.fixture
+def debug(settings):
+    """As `make run` serves: DEBUG on."""
+    settings.DEBUG = True
+
+
+def test_under_debug_a_404_is_still_the_sites_page(client, debug):
+    for url in ("/no-such-page/", "/questions/no-such-question/"):
+        response = client.get(url)
+        assert response.status_code == 404
+        page = response.content.decode()
+        assert "<h1>Page not found</h1>" in page and 'class="site-header"' in page
+
+
+def test_under_debug_an_address_without_its_slash_still_redirects(client, debug):
+    response = client.get("/questions")
+    assert response.status_code == 301 and response["Location"] == "/questions/"
+
+
+@pytest.mark.urls("quizbank.tests.failing_urls")
+def test_under_debug_a_500_is_the_sites_page_and_the_traceback_is_logged(client, debug, caplog):
+    response = client.get("/fails/")
+    assert response.status_code == 500
+    assert b"Something went wrong on our side" in response.content
+    assert "ZeroDivisionError" in caplog.text
+
+
+def test_debug_technical_pages_bring_djangos_404_back(client, debug, settings):
+    settings.DEBUG_TECHNICAL_PAGES = True
+    response = client.get("/no-such-page/")
+    assert response.status_code == 404 and b"<h1>Page not found</h1>" not in response.content

@@ -43,12 +43,52 @@
   else setUp();
 })();
 
+// A message above a page opened at an anchor (the welcome after signing up, which brings you back
+// to the exercise you were on) would be scrolled out of view: it floats at the bottom of the
+// window instead, until closed.
+window.addEventListener("load", () => {
+  window.requestAnimationFrame(() => {
+    const box = document.getElementById("messages");
+    if (!box) return;
+    const rect = box.getBoundingClientRect();
+    if (rect.bottom > 0 && rect.top < window.innerHeight) return;
+    box.classList.add("floating");
+    const close = document.createElement("button");
+    close.type = "button";
+    close.className = "quiet";
+    close.textContent = "Close";
+    close.addEventListener("click", () => box.classList.remove("floating"));
+    box.append(close);
+  });
+});
+
 // Filters send every field; leave the empty ones out so the address bar stays readable.
 document.addEventListener("htmx:configRequest", (event) => {
   if (event.detail.verb !== "get") return;
   for (const [name, value] of Object.entries(event.detail.parameters)) {
     if (value === "") delete event.detail.parameters[name];
   }
+});
+
+// Back and Forward on the list: htmx puts back the page as it saved it, but a saved page keeps
+// only the markup, not what was ticked or typed since it was rendered. The address holds the
+// filters, so the form is set from it, and the next change sends what the results show.
+function syncFiltersFromAddress() {
+  const form = document.getElementById("filters");
+  if (!form) return;
+  const params = new URLSearchParams(window.location.search);
+  for (const field of form.elements) {
+    if (!field.name || field.type === "submit" || field.type === "button") continue;
+    if (field.type === "checkbox" || field.type === "radio") {
+      field.checked = params.getAll(field.name).includes(field.value);
+    } else if (field.type !== "hidden") {
+      field.value = params.get(field.name) || "";
+    }
+  }
+}
+document.addEventListener("htmx:historyRestore", syncFiltersFromAddress);
+window.addEventListener("pageshow", (event) => {
+  if (event.persisted) syncFiltersFromAddress(); // the browser's back-forward cache
 });
 
 // The exercise form: Ctrl/Cmd+Enter runs the examples, Ctrl/Cmd+Shift+Enter submits. Listening in
@@ -78,9 +118,12 @@ document.addEventListener("htmx:beforeRequest", (event) => {
     const note = document.createElement("p");
     note.className = "small muted";
     note.setAttribute("role", "status");
-    note.textContent = "Sending to the grader…";
+    note.textContent = form.dataset.pending || "Sending to the grader…";
     verdict.append(note);
   }
+  // "Your draft was restored" was true when the page opened, not after a run.
+  const draft = document.getElementById("draft-status");
+  if (draft) draft.textContent = "";
 });
 
 // "Try again" on a quick check: back to its first answer choice (or text box).
@@ -101,23 +144,52 @@ document.addEventListener("htmx:afterSwap", (event) => {
 });
 
 // A mock interview's countdown. The server keeps the real clock (an answer after the end is
-// refused); this only shows it ticking, and reloads at zero so the report appears.
+// refused); this shows it ticking and, three seconds before the end, sends the answer typed so far
+// as the answer (nothing typed: it reloads at zero so the report appears).
 (function () {
   "use strict";
+  const SEND_BEFORE = 3; // seconds: the answer must reach the server before its clock runs out
   function pad(n) {
     return String(n).padStart(2, "0");
+  }
+  function typed(form) {
+    for (const field of form.elements) {
+      if (field.name === "text" && field.value.trim()) return true;
+      if (field.name === "code" && field.editor && field.value !== field.editor.starter) return true;
+      if (field.name.startsWith("check-") && (field.type === "text" ? field.value.trim() : field.checked)) {
+        return true;
+      }
+    }
+    return false;
   }
   function start() {
     const timer = document.querySelector("[data-ends-at]");
     if (!timer) return;
-    const ends = Date.parse(timer.dataset.endsAt);
+    // The server's seconds left when it sent the page, counted from when the page's response
+    // began to arrive: a wrong clock here does not matter, nor does a slow page load.
+    const nav = performance.getEntriesByType ? performance.getEntriesByType("navigation")[0] : null;
+    const arrived = nav && nav.responseStart ? performance.timeOrigin + nav.responseStart : Date.now();
+    const ends = arrived + Number(timer.dataset.secondsLeft) * 1000;
     const out = timer.querySelector("[data-countdown]");
+    const answer = document.getElementById("interview-answer");
+    let sent = false;
     function tick() {
       const left = Math.max(0, Math.round((ends - Date.now()) / 1000));
       const h = Math.floor(left / 3600);
       const m = Math.floor((left % 3600) / 60);
       out.textContent = (h ? h + ":" + pad(m) : String(m)) + ":" + pad(left % 60);
       if (left <= 60) timer.classList.add("ending");
+      if (!sent && left <= SEND_BEFORE && answer && typed(answer)) {
+        sent = true;
+        clearInterval(handle);
+        const note = document.createElement("p");
+        note.className = "notice";
+        note.setAttribute("role", "status");
+        note.textContent = "Time is up: your answer is sent as it stands.";
+        answer.prepend(note);
+        answer.requestSubmit(answer.querySelector("#answer-submit"));
+        return;
+      }
       if (left === 0) {
         clearInterval(handle);
         window.location.reload();
@@ -128,6 +200,35 @@ document.addEventListener("htmx:afterSwap", (event) => {
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
+})();
+
+// A plain text answer with a data-draft-key (a mock interview's) is kept in this browser as it is
+// typed, so a reload or a closed tab does not lose it. (The code editor keeps its own draft.)
+(function () {
+  "use strict";
+  function setUp() {
+    let store = null;
+    try {
+      store = window.localStorage;
+    } catch (e) {
+      return; // storage refused: the answer lives as long as the page
+    }
+    document.querySelectorAll("textarea[data-draft-key]:not([data-editor])").forEach((field) => {
+      const key = field.dataset.draftKey;
+      const saved = store.getItem(key);
+      if (saved && !field.value) field.value = saved;
+      field.addEventListener("input", () => {
+        try {
+          if (field.value) store.setItem(key, field.value);
+          else store.removeItem(key);
+        } catch (e) {
+          /* storage full or refused */
+        }
+      });
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setUp);
+  else setUp();
 })();
 
 // Review by keyboard: Space shows the answer, then 1-4 rate it (again, hard, good, easy). Keys

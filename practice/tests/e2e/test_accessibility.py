@@ -7,6 +7,9 @@ scripts, so the test's browser context bypasses CSP to inject it."""
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
+
+from practice.models import ReviewCard
 
 from .browser import needs_browser
 from .site_data import Site, sign_in, site  # noqa: F401 - site is a fixture
@@ -56,11 +59,34 @@ def check(page, urls: list[str]) -> list[str]:
     found = []
     for url in urls:
         page.goto(url)
-        page.wait_for_load_state("networkidle")
-        page.add_script_tag(content=AXE)
-        result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-        if result["violations"]:
-            found.append(describe(url, result["violations"]))
+        found += check_here(page, url)
+    return found
+
+
+def check_here(page, label: str) -> list[str]:
+    """axe on the page as it is now (after an action, say)."""
+    page.wait_for_load_state("networkidle")
+    page.add_script_tag(content=AXE)
+    result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    return [describe(label, result["violations"])] if result["violations"] else []
+
+
+def check_states(page, s: Site) -> list[str]:
+    """Page states a plain visit does not show: a flash message, a revealed answer with its
+    rating buttons and their intervals."""
+    page.goto("/accounts/profile/")
+    page.get_by_role("button", name="Save", exact=True).click()
+    page.get_by_text("Profile saved.").wait_for()
+    found = check_here(page, "/accounts/profile/ (a message: Profile saved.)")
+    page.goto(s.concept)
+    page.get_by_role("button", name="Show the answer").click()
+    page.locator("#rate-again").wait_for()
+    found += check_here(page, f"{s.concept} (the answer and its rating buttons)")
+    ReviewCard.objects.update(due=timezone.now())
+    page.goto("/review/")
+    page.keyboard.press("Space")
+    page.locator("#rate-again").wait_for()
+    found += check_here(page, "/review/ (the answer shown, the rating bar)")
     return found
 
 
@@ -80,6 +106,7 @@ def test_every_learner_page_has_no_axe_violations(browser, live_server, site, sc
         found = check(page, VISITOR_PAGES)
         sign_in(page)
         found += check(page, learner_pages(site))
+        found += check_states(page, site)
     finally:
         context.close()
     assert not found, f"axe found problems in the {scheme} theme:\n" + "\n".join(found)

@@ -95,7 +95,7 @@ def test_a_plan_started_and_continued_from_the_home_page(page, learner):
     page.goto("/")
     expect(page.locator("main")).to_contain_text("Basics in a day")
     page.locator("#continue-plan").click()
-    expect(page).to_have_url(re.compile("/questions/second-step/$"))
+    expect(page).to_have_url(re.compile(r"/questions/second-step/\?plan=basics$"))
 
 
 def test_a_review_session_driven_by_the_keyboard(page, learner):

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('practice', '0007_submission_held'),
+        ('practice', '0008_activity_in_review'),
         ('quizbank', '0009_question_tag_arrays'),
     ]
 

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('practice', '0008_interview_outcome_withdrawn'),
+        ('practice', '0009_interview_outcome_withdrawn'),
         ('quizbank', '0009_question_tag_arrays'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
