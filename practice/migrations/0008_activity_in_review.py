@@ -14,7 +14,7 @@ class Migration(migrations.Migration):
             name="in_review",
             field=models.BooleanField(
                 default=False,
-                help_text="Given in a review session (what 'reviewed today' counts).",
+                help_text="A rating given in a review session (what 'reviewed today' counts).",
             ),
         ),
     ]
