@@ -185,7 +185,16 @@ def isolate(limits: Limits, root_mountpoint: str, *, namespaces_entered: bool = 
         raise RuntimeError("isolation must run in namespaces of its own (enter_namespaces)")
     # Chosen while the old root is still in place, so the paths read are the host's.
     keep = kept_descriptors(open_descriptors()) if limits.gpu_devices else set()
-    _enter_new_root(mount_plan(), root_mountpoint, limits.gpu_devices, limits.uid)
+    # A single-use process (namespaces entered before torch loaded) has not read the processor's
+    # features yet: cpuinfo reads them from /proc/cpuinfo at the first float16 or bfloat16 kernel,
+    # so its /proc must show more than processes ("Failed to initialize cpuinfo!" otherwise).
+    _enter_new_root(
+        mount_plan(),
+        root_mountpoint,
+        limits.gpu_devices,
+        limits.uid,
+        processes_only=not namespaces_entered,
+    )
     # Close before RLIMIT_NOFILE drops, so a descriptor above the new limit cannot survive (a
     # kept one is one of the few the CUDA driver opened at start, far below the limit).
     linux.close_fds_except(RESULT_FD, *keep)
@@ -254,7 +263,9 @@ def kept_descriptors(descriptors: Mapping[int, tuple[str, int, int]]) -> set[int
     }
 
 
-def _enter_new_root(plan: MountPlan, root: str, gpu_devices: bool, uid: int) -> None:
+def _enter_new_root(
+    plan: MountPlan, root: str, gpu_devices: bool, uid: int, *, processes_only: bool = True
+) -> None:
     linux.mount("tmpfs", root, "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=1m,mode=755")
 
     def bind(source: str, is_dir: bool = True, device: bool = False) -> None:
@@ -306,8 +317,10 @@ def _enter_new_root(plan: MountPlan, root: str, gpu_devices: bool, uid: int) -> 
     # subset=pid (Linux 5.8) shows nothing but the processes: not the host's locks, load,
     # pressure, memory or mounts (issue 24, findings 7 and 8).
     try:
+        if not processes_only:
+            raise OSError("a single-use process reads /proc/cpuinfo after isolation")
         linux.mount("proc", root + "/proc", "proc", scratch, "hidepid=2,subset=pid")
-    except OSError:  # an older kernel
+    except OSError:  # an older kernel, or a single-use (GPU) process
         linux.mount("proc", root + "/proc", "proc", scratch, "hidepid=2")
 
     os.makedirs(root + "/etc", exist_ok=True)
