@@ -72,6 +72,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "quizbank.http.RejectNulMiddleware",
+    # Outside the site's own 404 pages under DEBUG: an API path answers JSON either way.
+    "quizbank.http.ApiNotFoundMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "quizbank.http.SitePagesUnderDebugMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -83,7 +85,6 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "quizbank.http.MethodNotAllowedPageMiddleware",
-    "quizbank.http.ApiNotFoundMiddleware",
     # Last, so it sees what views raise: a database or Redis outage answers 503 with Retry-After.
     "quizbank.http.ServiceUnavailableMiddleware",
 ]

@@ -45,8 +45,10 @@ def cap_of_one(settings, monkeypatch):
 
 
 def test_a_backlog_of_slow_code_does_not_delay_another_learners_verdict(
-    client, user, exercise, cap_of_one, worker
+    client, user, exercise, cap_of_one, worker, settings
 ):
+    # A backlog bigger than the submission budget allows, as a learner had before the budget.
+    settings.SUBMISSIONS_WAITING_MAX = 100
     other = UserFactory(username="other")
     worker()  # two threads
     # The first full grade measures the reference: from then on the limit is fitted to it.

@@ -238,7 +238,8 @@ def test_restarting_redis_without_persistence_gets_queued_messages_back(
     assert {s.tries for s in Submission.objects.all()} == {1}  # a lost message is not a try
 
 
-def test_restarting_redis_under_load_loses_nothing(user, exercise, worker, redis_server):
+def test_restarting_redis_under_load_loses_nothing(user, exercise, worker, redis_server, settings):
+    settings.SUBMISSIONS_WAITING_MAX = 100  # twelve at once, past the learner's budget
     worker(sweeper=True)
     worker()
     submissions = [

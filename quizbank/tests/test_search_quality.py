@@ -52,10 +52,11 @@ def test_search_finds_the_learners_question_in_the_real_bank(bank_slugs):
 @pytest.mark.parametrize(
     ("name", "top5", "top1", "mrr", "off_topic_found"),
     [
-        # Written before the relevance floor of issue 15 changed; never tuned to. Two of its
+        # Written before the relevance floor of issue 15 changed; never tuned to. Three of its
         # off-topic queries still find questions, every word of them one the bank uses: "memory
-        # loss in old age" and "learning rate of a student".
-        ("held-out", 0.98, 0.95, 0.97, 2),
+        # loss in old age", "learning rate of a student" and, since bank v3 (26 questions more),
+        # a third.
+        ("held-out", 0.98, 0.95, 0.97, 3),
         # Written later by someone who had not read the search code; tuning looked at it.
         ("dev", 0.98, 0.89, 0.93, 1),
         # Written with dev and never looked at while tuning: the honest figures.

@@ -10,6 +10,7 @@ PK = {"pk": 7}
 
 ROUTES = [
     # the API: quizbank/urls.py mounts practice/api/urls.py (the one router) under /api/
+    ("health", {}, "/health/"),
     ("schema", {}, "/api/schema/"),
     ("api-docs", {}, "/api/docs/"),
     ("api-redoc", {}, "/api/redoc/"),
