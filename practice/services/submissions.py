@@ -128,9 +128,7 @@ def _rate() -> tuple[int, int]:
 def _spend_budget(*, user: User) -> None:
     """One budget per learner, spent here since every path to the grader comes here: the page,
     the API, an interview's code answer and a code review. Raises SubmissionBudgetExceeded."""
-    waiting = Submission.objects.filter(
-        user=user, status__in=[Submission.Status.QUEUED, Submission.Status.RUNNING]
-    ).count()
+    waiting = Submission.objects.filter(user=user).unfinished().count()
     if waiting >= settings.SUBMISSIONS_WAITING_MAX:
         raise SubmissionBudgetExceeded(
             f"You have {waiting} submissions waiting for their verdicts; send the next one "
