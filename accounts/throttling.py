@@ -32,8 +32,9 @@ DEVICE_ACCOUNTS = 5  # accounts one browser is remembered for
 DEVICE_MAX_AGE = 60 * 60 * 24 * 365
 
 
-def _account(username: str) -> str:
-    return hashlib.sha256(username.strip().lower().encode()).hexdigest()[:32]
+def _account(name: str) -> str:
+    """A name's key in the cache: its digest, so no address or username is stored in clear."""
+    return hashlib.sha256(name.strip().lower().encode()).hexdigest()[:32]
 
 
 def _keys(username: str, address: str) -> tuple[str, str]:
@@ -106,7 +107,7 @@ def login_blocked(*, username: str, address: str) -> bool:
 
 
 def _rate_name(action: str, key: str) -> str:
-    return f"rate:{action}:{hashlib.sha256(key.strip().lower().encode()).hexdigest()[:32]}"
+    return f"rate:{action}:{_account(key)}"
 
 
 def rate_reached(*, action: str, key: str, limit: int) -> bool:
