@@ -137,3 +137,75 @@ class KillCache:
         if self.folder is not None:
             self.folder.mkdir(parents=True, exist_ok=True)
             (self.folder / key).touch()
+
+
+LEDGER_NAME = "mutants-killed.txt"
+
+
+class KillLedger(KillCache):
+    """The kill cache CI starts from: a committed file of content hashes, one a line, written by a
+    full run (``verify_bank --write-ledger``), beside the local cache folder.
+
+    A key in the ledger names a mutant that was killed when graded with exactly this reference,
+    these checks and these grader files, so a clean clone grades only the mutants whose content
+    changed. So that the ledger is proved again over time and not only trusted, ``sample`` of its
+    keys (chosen from ``seed``: CI passes the day, so the tenth regraded rotates) are regraded
+    anyway; a sampled kill that now survives fails like any other survivor.
+    """
+
+    def __init__(
+        self, folder: Path | None, ledger: Path | None, *, sample: float = 0.0, seed: str = ""
+    ) -> None:
+        super().__init__(folder)
+        self.ledger = ledger
+        self.known = read_ledger(ledger) if ledger is not None else set()
+        self.sample = sample
+        self.seed = seed
+        self.confirmed: set[str] = set()  # keys killed in this run: cached, ledgered or graded
+        self.from_ledger = 0
+        self.sampled = 0
+
+    def sampled_out(self, key: str) -> bool:
+        digest = hashlib.sha256(f"{self.seed}:{key}".encode()).digest()
+        return int.from_bytes(digest[:8], "big") < self.sample * 2**64
+
+    def killed(self, key: str) -> bool:
+        if key in self.known:
+            if self.sampled_out(key):
+                self.sampled += 1
+                return False
+            self.from_ledger += 1
+            self.confirmed.add(key)
+            return True
+        if super().killed(key):
+            self.confirmed.add(key)
+            return True
+        return False
+
+    def record(self, key: str) -> None:
+        super().record(key)
+        self.confirmed.add(key)
+
+    def write(self, *, replace: bool) -> int:
+        """Write the kills of this run into the ledger: all of it after a run over the whole bank
+        (``replace``), added to what is there after a partial one. Returns the keys written."""
+        assert self.ledger is not None
+        keys = self.confirmed if replace else self.known | self.confirmed
+        self.ledger.write_text(format_ledger(keys), encoding="utf-8")
+        return len(keys)
+
+
+def read_ledger(path: Path) -> set[str]:
+    if not path.is_file():
+        return set()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+
+
+def format_ledger(keys: Iterable[str]) -> str:
+    header = (
+        "# Mutants killed, by content hash (grader/mutation.py cache_key): written by\n"
+        "# `manage.py verify_bank --write-ledger` after a run over the whole bank. CI grades only\n"
+        "# the mutants whose hash is not here, plus a rotating sample of those that are.\n"
+    )
+    return header + "".join(f"{key}\n" for key in sorted(keys))

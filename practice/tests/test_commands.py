@@ -3,8 +3,9 @@
 import json
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
+from grader import mutation
 from quizbank.tests.factories import (
     ExerciseFactory,
     HintFactory,
@@ -187,3 +188,36 @@ def test_verify_bank_fails_an_answer_block_the_sandbox_cannot_run(good, capsys):
         call_command("verify_bank", "double-it")
     err = capsys.readouterr().err
     assert "double-it: answer.md line 8: imports triton" in err and "`norun`" in err
+
+
+def test_verify_bank_takes_kills_from_the_committed_ledger_and_regrades_its_sample(
+    good, capsys, tmp_path
+):
+    ledger = tmp_path / "killed.txt"
+    args = ["double-it", "--mutant-cache", "none", "--ledger", str(ledger)]
+    call_command("verify_bank", *args, "--write-ledger")
+    assert "wrote 2 kills to" in capsys.readouterr().out
+    assert len(mutation.read_ledger(ledger)) == 2
+
+    # A clean clone (no local cache) grades neither mutant again...
+    call_command("verify_bank", *args, "--ledger-sample", "0")
+    out = capsys.readouterr().out
+    assert "2 killed, 0 waived, 0 survived (2 kills from the cache)" in out
+    assert "4 submissions graded" in out
+    assert "ledger: 2 kills taken from killed.txt, 0 of its kills graded again" in out
+    # ...except the ones the sample picks, which are graded and must still die.
+    call_command("verify_bank", *args, "--ledger-sample", "1")
+    out = capsys.readouterr().out
+    assert "2 killed, 0 waived, 0 survived (0 kills from the cache)" in out
+    assert "ledger: 0 kills taken from killed.txt, 2 of its kills graded again" in out
+
+    # A changed check changes every key: nothing is taken from the ledger on trust.
+    good.checks = [*good.checks, {**good.checks[-1], "name": "again"}]
+    good.save()
+    call_command("verify_bank", *args, "--ledger-sample", "0")
+    assert "(0 kills from the cache)" in capsys.readouterr().out
+
+
+def test_verify_bank_refuses_a_sample_outside_zero_to_one(good):
+    with pytest.raises(CommandError, match="--ledger-sample: 1.5 is not between 0 and 1"):
+        call_command("verify_bank", "double-it", "--ledger-sample", "1.5")

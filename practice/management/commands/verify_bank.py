@@ -1,11 +1,12 @@
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from grader import mutation
 from practice import grader_client
@@ -52,19 +53,65 @@ class Command(BaseCommand):
             "cache).",
         )
         parser.add_argument(
+            "--ledger",
+            type=Path,
+            default=None,
+            help=f"The committed kills a clean clone starts from (default: fixtures/bank/"
+            f"{mutation.LEDGER_NAME}; 'none': grade every mutant).",
+        )
+        parser.add_argument(
+            "--ledger-sample",
+            type=float,
+            default=0.1,
+            help="The fraction of the ledger's kills graded again anyway (default 0.1).",
+        )
+        parser.add_argument(
+            "--ledger-seed",
+            default=None,
+            help="Chooses the sample (default: today's date, so the sample rotates by day).",
+        )
+        parser.add_argument(
+            "--write-ledger",
+            action="store_true",
+            help="Write this run's kills into the ledger (the whole file after a run over the "
+            "whole bank; added to it after a partial run).",
+        )
+        parser.add_argument(
             "--write-baseline",
             action="store_true",
             help="Write the survivors of the exercises run into the baseline (replacing their "
             "lines) instead of failing on them; the diff is for review.",
         )
 
-    def handle(self, *args, slugs, no_mutants, baseline, mutant_cache, write_baseline, **options):
+    def handle(
+        self,
+        *args,
+        slugs,
+        no_mutants,
+        baseline,
+        mutant_cache,
+        write_baseline,
+        ledger,
+        ledger_sample,
+        ledger_seed,
+        write_ledger,
+        **options,
+    ):
         bank = Path(settings.BASE_DIR) / "fixtures" / "bank"
         self.baseline_path = baseline or bank / mutation.BASELINE_NAME
         if mutant_cache is None:
             mutant_cache = Path(settings.BASE_DIR) / ".cache" / "mutants"
         self.mutants = not no_mutants
-        self.cache = mutation.KillCache(None if str(mutant_cache) == "none" else mutant_cache)
+        if not 0 <= ledger_sample <= 1:
+            raise CommandError(f"--ledger-sample: {ledger_sample} is not between 0 and 1")
+        if ledger is None:
+            ledger = bank / mutation.LEDGER_NAME
+        self.cache = mutation.KillLedger(
+            None if str(mutant_cache) == "none" else mutant_cache,
+            None if str(ledger) == "none" else ledger,
+            sample=ledger_sample,
+            seed=ledger_seed if ledger_seed is not None else date.today().isoformat(),
+        )
         questions = Question.objects.select_related("exercise").prefetch_related(
             "hints", "quick_checks", "applications"
         )
@@ -77,6 +124,11 @@ class Command(BaseCommand):
         scores = [o.mutants for o in outcomes if o.mutants is not None]
         for score in scores:
             self.stdout.write(score.line())
+        if scores and self.cache.ledger is not None:
+            self.stdout.write(
+                f"ledger: {self.cache.from_ledger} kills taken from {self.cache.ledger.name}, "
+                f"{self.cache.sampled} of its kills graded again as the sample"
+            )
         if scores:
             known = mutation.read_baseline(self.baseline_path)
             ran = {s.slug for s in scores}
@@ -102,6 +154,9 @@ class Command(BaseCommand):
                 fresh = Exercise.objects.get(pk=question.exercise.pk)
                 grader_client.record_measurement(fresh, outcome.measured)
         failed = [o for o in outcomes if o.problems]
+        if write_ledger and self.cache.ledger is not None and not failed:
+            written = self.cache.write(replace=not slugs)
+            self.stdout.write(f"wrote {written} kills to {self.cache.ledger}")
         for outcome in failed:
             for problem in outcome.problems:
                 self.stderr.write(f"{outcome.slug}: {problem}")
