@@ -311,6 +311,8 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PAGINATION_CLASS": "quizbank.api.pagination.PageNumberPagination",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Services raise Django's ValidationError and quizbank.errors; this one handler answers them.
+    "EXCEPTION_HANDLER": "quizbank.api.exceptions.exception_handler",
     "PAGE_SIZE": 20,
 }
 

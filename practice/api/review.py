@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
-from rest_framework import permissions, serializers, status, viewsets
+from rest_framework import permissions, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -92,10 +91,6 @@ class CodeReviewSerializer(serializers.Serializer):
         return [h.text for h in review.question.hints.all()[: review.hints_used]]
 
 
-def _invalid(exc: DjangoValidationError) -> ValidationError:
-    return ValidationError(exc.message_dict)
-
-
 class ReviewViewSet(viewsets.ViewSet):
     """Your review session. `GET ?deck=all|bookmarks|missed` (or `?deck=topic&topic=<slug>`): what
     remains in the deck and its next cards. `POST {slug}/rate/ {"rating": "good"}` rates a
@@ -112,10 +107,7 @@ class ReviewViewSet(viewsets.ViewSet):
 
     @extend_schema(responses=ReviewSessionSerializer)
     def list(self, request):
-        try:
-            deck = review_selectors.deck_parse(request.query_params)
-        except DjangoValidationError as exc:
-            raise _invalid(exc) from exc
+        deck = review_selectors.deck_parse(request.query_params)
         user = request.user
         questions = review_selectors.deck_questions(user=user, deck=deck)
         cards = list(questions[:CARDS_LISTED])
@@ -144,12 +136,7 @@ class ReviewViewSet(viewsets.ViewSet):
         serializer = RateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         rating = RATING_NAMES[serializer.validated_data["rating"]]
-        try:
-            card = review_services.review_answer(
-                user=request.user, question=question, rating=rating
-            )
-        except DjangoValidationError as exc:
-            raise _invalid(exc) from exc
+        card = review_services.review_answer(user=request.user, question=question, rating=rating)
         return Response(ReviewCardSerializer(card).data)
 
     @extend_schema(request=UndoRequestSerializer, responses=ReviewCardSerializer)
@@ -160,10 +147,7 @@ class ReviewViewSet(viewsets.ViewSet):
         activity = review_selectors.rating_get(
             user=request.user, pk=serializer.validated_data["rating"]
         )
-        try:
-            card = review_services.review_undo(user=request.user, activity=activity)
-        except review_services.UndoRefused as refused:
-            return Response({"rating": [str(refused)]}, status=status.HTTP_409_CONFLICT)
+        card = review_services.review_undo(user=request.user, activity=activity)
         return Response(ReviewCardSerializer(card).data if card else None)
 
     @extend_schema(request=None, responses=CodeReviewSerializer)
@@ -179,10 +163,7 @@ class ReviewViewSet(viewsets.ViewSet):
     @action(detail=True, methods=["post"])
     def hint(self, request, slug=None):
         review = review_selectors.code_review_get(user=request.user, slug=str(slug))
-        try:
-            review = review_services.code_review_hint(review=review)
-        except DjangoValidationError as exc:
-            raise _invalid(exc) from exc
+        review = review_services.code_review_hint(review=review)
         return Response(CodeReviewSerializer(review).data)
 
     @extend_schema(request=None, responses=ReviewCardSerializer)

@@ -1,6 +1,5 @@
 import csv
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpResponse, StreamingHttpResponse
 from django.utils import timezone
 from django.utils.http import content_disposition_header
@@ -8,7 +7,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import Throttled, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
@@ -21,7 +20,6 @@ from quizbank.api.serializers import (
 )
 from quizbank.api.streaming import json_object_stream
 from quizbank.api.views import QuestionViewSet
-from quizbank.http import service_unavailable
 from quizbank.models import Question, QuickCheck
 
 from .. import selectors
@@ -103,23 +101,14 @@ class SubmissionViewSet(
         key = request.headers.get("Idempotency-Key", "").strip()
         if len(key) > KEY_MAX:
             raise ValidationError({"Idempotency-Key": f"At most {KEY_MAX} characters."})
-        try:
-            if key:
-                submission, created = submissions.submission_create_once(
-                    user=request.user, idempotency_key=key, **serializer.validated_data
-                )
-            else:
-                submission, created = (
-                    submissions.submission_create(user=request.user, **serializer.validated_data),
-                    True,
-                )
-        except submissions.SubmissionBudgetExceeded as exc:
-            raise Throttled(wait=exc.retry_after, detail=exc.message_dict["code"][0]) from exc
-        except DjangoValidationError as exc:
-            raise ValidationError(exc.message_dict) from exc
-        except submissions.GradingUnavailable:
-            return service_unavailable(
-                request, "The grading queue is unavailable; nothing was stored. Retry later."
+        if key:
+            submission, created = submissions.submission_create_once(
+                user=request.user, idempotency_key=key, **serializer.validated_data
+            )
+        else:
+            submission, created = (
+                submissions.submission_create(user=request.user, **serializer.validated_data),
+                True,
             )
         if not created:
             sent = serializer.validated_data
@@ -214,12 +203,7 @@ class InterviewViewSet(
     def create(self, request, *args, **kwargs):
         serializer = InterviewCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            interview = interviews.interview_create(user=request.user, **serializer.validated_data)
-        except interviews.InterviewLimitReached as exc:
-            raise Throttled(wait=exc.retry_after, detail=exc.message_dict["interviews"][0]) from exc
-        except DjangoValidationError as exc:
-            raise ValidationError(exc.message_dict) from exc
+        interview = interviews.interview_create(user=request.user, **serializer.validated_data)
         data = InterviewSerializer(self._fresh(interview)).data
         return Response(data, status=status.HTTP_201_CREATED)
 
@@ -263,10 +247,6 @@ class InterviewViewSet(
             )
         except interviews.TimeUp:
             return self._time_up(interview)
-        except submissions.SubmissionBudgetExceeded as exc:
-            raise Throttled(wait=exc.retry_after, detail=exc.message_dict["code"][0]) from exc
-        except DjangoValidationError as exc:
-            raise ValidationError(exc.message_dict) from exc
         return Response(InterviewSerializer(self._fresh(interview)).data)
 
     @extend_schema(request=InterviewHintSerializer, responses=HintSerializer)
@@ -280,8 +260,6 @@ class InterviewViewSet(
             hint = interviews.interview_hint(interview=interview, question=question)
         except interviews.TimeUp:
             return self._time_up(interview)
-        except DjangoValidationError as exc:
-            raise ValidationError(exc.message_dict) from exc
         return Response(HintSerializer(hint).data)
 
     @extend_schema(request=None, responses=InterviewReportSerializer)

@@ -25,6 +25,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
+from quizbank import errors
 
 from .. import workers
 from ..models import Submission
@@ -35,7 +36,7 @@ log = logging.getLogger(__name__)
 BROKER_ERRORS = (kombu.exceptions.OperationalError, redis.exceptions.ConnectionError, OSError)
 
 
-class GradingUnavailable(Exception):
+class GradingUnavailable(errors.Unavailable):
     """The broker cannot take the submission right now; nothing was stored."""
 
 
@@ -72,7 +73,9 @@ def submission_dispatch(*, submission: Submission) -> None:
         enqueue(submission.pk, submission.queue)
     except BROKER_ERRORS as exc:
         submission.delete()
-        raise GradingUnavailable("the grading queue (broker) is unavailable") from exc
+        raise GradingUnavailable(
+            "The grading queue is unavailable; nothing was stored. Retry later."
+        ) from exc
 
 
 def enqueue(submission_id: int, queue: str) -> None:

@@ -17,6 +17,7 @@ from django.db.models.functions import Random
 from django.utils import timezone
 
 from accounts.models import User
+from quizbank import errors
 from quizbank.models import Hint, Question, Topic
 
 from ..models import QuestionProgress
@@ -88,13 +89,12 @@ class TimeUp(Exception):
         self.interview = interview
 
 
-class InterviewLimitReached(ValidationError):
+class InterviewLimitReached(errors.LimitReached):
     """The learner started as many interviews today as a day allows; `retry_after` seconds
     until the day ends."""
 
     def __init__(self, message: str, *, retry_after: int) -> None:
-        super().__init__({"interviews": message})
-        self.retry_after = retry_after
+        super().__init__("interviews", message, retry_after=retry_after)
 
 
 def _check_daily_limit(*, user: User) -> None:

@@ -21,6 +21,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from accounts.models import User
+from quizbank import errors
 from quizbank.models import Hint, Question
 
 from ..models import Activity, CodeReview, QuestionProgress, ReviewCard, ReviewUndo, Submission
@@ -35,8 +36,10 @@ CARD_FIELDS = (
 PROGRESS_FIELDS = ("state", "solved_at", "last_activity_at")
 
 
-class UndoRefused(Exception):
+class UndoRefused(errors.Conflict):
     """The learner's own rating that cannot be undone, and why (a 409 for the views)."""
+
+    field = "rating"
 
 
 def _snapshot(row: models.Model, fields: tuple[str, ...]) -> dict[str, Any]:

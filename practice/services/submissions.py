@@ -20,6 +20,7 @@ from accounts import throttling
 from accounts.models import User
 from grader.jobs import JobError
 from grader.limits import MAX_OUTPUT_CHARS
+from quizbank import errors
 from quizbank.bank.schema import wrong_solution_notes
 from quizbank.models import Exercise, Question, Queue
 
@@ -108,13 +109,12 @@ def submission_create(
     return submission
 
 
-class SubmissionBudgetExceeded(ValidationError):
+class SubmissionBudgetExceeded(errors.LimitReached):
     """The learner's budget is spent (too many submissions a minute, or too many waiting for a
     verdict): nothing was stored. The API answers 429 with Retry-After: `retry_after` seconds."""
 
     def __init__(self, message: str, *, retry_after: int) -> None:
-        super().__init__({"code": message})
-        self.retry_after = retry_after
+        super().__init__("code", message, retry_after=retry_after)
 
 
 PERIODS = {"s": 1, "sec": 1, "min": 60, "hour": 3600, "day": 86400}

@@ -208,3 +208,25 @@ def test_the_content_app_reads_only_the_graders_validation():
 def test_the_grader_check_sees_the_client_import():
     modules = {m for p, m in grader_imports("practice") if p.name == "grader_client.py"}
     assert {"grader", "grader.verification", "grader.limits"} <= modules
+
+
+def service_error_catches(package: str):
+    """(file, line) of every `except` in the package's API modules that catches a service's
+    error: Django's ValidationError or one of quizbank.errors' (the exception handler's job)."""
+    errors = {"ValidationError", "DjangoValidationError", "LimitReached", "Conflict", "Unavailable"}
+    errors |= {"SubmissionBudgetExceeded", "InterviewLimitReached", "UndoRefused"}
+    errors |= {"GradingUnavailable"}
+    for path in sorted((ROOT / package / "api").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ExceptHandler) and node.type is not None:
+                names = {
+                    n.attr if isinstance(n, ast.Attribute) else getattr(n, "id", "")
+                    for n in ast.walk(node.type)
+                }
+                if names & errors:
+                    yield f"{path.relative_to(ROOT)}:{node.lineno}"
+
+
+@pytest.mark.parametrize("package", ["practice", "quizbank", "accounts"])
+def test_viewsets_leave_service_errors_to_the_one_exception_handler(package):
+    assert list(service_error_catches(package)) == []
