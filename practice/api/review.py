@@ -16,13 +16,13 @@ from rest_framework.response import Response
 from quizbank.api.schema import SummarySchema
 from quizbank.models import Question
 
-from .. import selectors
+from .. import scheduling
 from ..models import Activity, ReviewCard
 from ..selectors import review as review_selectors
 from ..services import review as review_services
 
 CARDS_LISTED = 20
-RATING_NAMES = {label.lower(): value for value, label in Activity.Rating.choices}
+RATING_NAMES = Activity.Rating.by_public_name()
 
 
 class ReviewCardSerializer(serializers.ModelSerializer):
@@ -117,7 +117,7 @@ class ReviewViewSet(viewsets.ViewSet):
             card = card or ReviewCard(user=user, question=cards[0], due=timezone.now())
             intervals = {
                 name: int(delta.total_seconds())
-                for name, delta in selectors.review_intervals(card=card).items()
+                for name, delta in scheduling.intervals(card=card).items()
             }
         data: dict[str, Any] = {
             "deck": deck,

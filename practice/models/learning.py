@@ -38,6 +38,15 @@ class ActivityRating(models.IntegerChoices):
     GOOD = 3
     EASY = 4
 
+    @property
+    def public_name(self) -> str:
+        """What the pages, the API and the messages call it: "again", "hard", "good", "easy"."""
+        return self.label.lower()
+
+    @classmethod
+    def by_public_name(cls) -> dict[str, ActivityRating]:
+        return {rating.public_name: rating for rating in cls}
+
 
 class Activity(models.Model):
     """One thing a learner did with a question. Progress, the heatmap and the streak are made of

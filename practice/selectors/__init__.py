@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any, TypeGuard
 
-import fsrs
 from django.conf import settings
 from django.db import models
 from django.db.models import (
@@ -30,9 +29,8 @@ from django.utils import timezone
 from accounts.models import User, Visitor
 from quizbank.models import Question, Topic
 
-from .. import grader_client, workers
+from .. import grader_client, scheduling, workers
 from ..models import Activity, Bookmark, Note, QuestionProgress, ReviewCard, Submission
-from ..services.learning import SCHEDULER, fsrs_card, next_due
 
 HEATMAP_WEEKS = 53
 RECENT_ACTIVITY = 12
@@ -178,27 +176,14 @@ def due_reviews(*, user: Visitor, now: Any = None) -> QuerySet[ReviewCard]:
     )
 
 
-def review_intervals(*, card: ReviewCard, now: Any = None) -> dict[str, Any]:
-    """What each rating would do to the card: {"again": timedelta, ...} until its next review,
-    for the rating buttons. FSRS fuzzes long intervals, so the real one may differ a little."""
-    now = now or timezone.now()
-    intervals = {}
-    for value, label in Activity.Rating.choices:
-        scheduled, _ = SCHEDULER.review_card(
-            fsrs_card(card), fsrs.Rating(value), review_datetime=now
-        )
-        intervals[label.lower()] = next_due(scheduled=scheduled.due, rating=value, now=now) - now
-    return intervals
-
-
 def rating_intervals(
     *, user: Visitor, question: Question, card: ReviewCard | None
 ) -> dict[str, Any] | None:
-    """The question page's rating buttons: review_intervals for the learner's card (or the card a
-    first rating would create); None for a visitor, who cannot rate."""
+    """The question page's rating buttons: scheduling.intervals for the learner's card (or the
+    card a first rating would create); None for a visitor, who cannot rate."""
     if not _signed_in(user):
         return None
-    return review_intervals(
+    return scheduling.intervals(
         card=card or ReviewCard(user=user, question=question, due=timezone.now())
     )
 
@@ -343,7 +328,7 @@ def _describe(activity: Activity) -> str:
     if activity.kind == kind.QUICK_CHECK:
         return "Answered a quick check " + ("right" if activity.correct else "wrong")
     if activity.kind == kind.RATING and activity.rating is not None:
-        return f"Rated recall: {Activity.Rating(activity.rating).label.lower()}"
+        return f"Rated recall: {Activity.Rating(activity.rating).public_name}"
     if activity.kind == kind.SUBMISSION:
         return "Code passed" if activity.correct else "Code did not pass"
     return activity.get_kind_display()

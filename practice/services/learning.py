@@ -10,10 +10,9 @@ without calling them. Preconditions shared by all: `question` is visible to `use
 
 from __future__ import annotations
 
-from datetime import datetime, time, timedelta
+from datetime import datetime
 from typing import Any
 
-import fsrs
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -22,6 +21,7 @@ from django.utils import timezone
 from accounts.models import User
 from quizbank.models import Question, QuickCheck
 
+from .. import scheduling
 from ..models import (
     MAX_NOTE_CHARS,
     Activity,
@@ -33,10 +33,6 @@ from ..models import (
 )
 
 Rating = Activity.Rating
-
-# FSRS v6 with its default parameters: learning steps of 1 and 10 minutes, 90% desired retention.
-# Fuzzing spreads reviews that would otherwise fall due on the same day.
-SCHEDULER = fsrs.Scheduler()
 
 # Verdicts that count as a failed exercise, rated "again". An "error" is most often the learner's
 # (an exception while loading, a syntax error); the sweep's own give-up never reaches here.
@@ -65,30 +61,6 @@ def _solve(progress: QuestionProgress, *, now: datetime) -> None:
         progress.solved_at = now
 
 
-def fsrs_card(card: ReviewCard) -> fsrs.Card:
-    """The learner's card as FSRS's scheduler takes it (an unsaved one is new)."""
-    return fsrs.Card(
-        card_id=card.pk or 0,
-        state=fsrs.State(card.state),
-        step=card.step if card.pk else 0,
-        stability=card.stability,
-        difficulty=card.difficulty,
-        due=card.due,
-        last_review=card.last_review,
-    )
-
-
-def next_due(*, scheduled: datetime, rating: int, now: datetime) -> datetime:
-    """When a card rated `rating` at `now` comes back. FSRS's own answer, except that a card rated
-    "hard" is not shown again the same day (in TIME_ZONE): a short learning step after "hard"
-    would bring back, minutes later, a question the learner has just recalled."""
-    if rating != Rating.HARD:
-        return scheduled
-    today = timezone.localtime(now).date()
-    tomorrow = timezone.make_aware(datetime.combine(today + timedelta(days=1), time.min))
-    return max(scheduled, tomorrow)
-
-
 def _schedule(
     *, user: User, question: Question, rating: int, now: datetime, automatic: bool = False
 ) -> ReviewCard:
@@ -101,15 +73,7 @@ def _schedule(
         card = ReviewCard(user=user, question=question, due=now)
     elif automatic and rating == Rating.AGAIN and card.last_rating == Rating.AGAIN:
         return card
-    scheduled, _ = SCHEDULER.review_card(fsrs_card(card), fsrs.Rating(rating), review_datetime=now)
-    card.state = scheduled.state.value
-    card.step = scheduled.step
-    card.stability = scheduled.stability
-    card.difficulty = scheduled.difficulty
-    card.due = next_due(scheduled=scheduled.due, rating=rating, now=now)
-    card.last_review = scheduled.last_review
-    card.last_rating = rating
-    card.reviews += 1
+    scheduling.rate(card, rating=rating, now=now)
     card.full_clean()
     card.save()
     return card

@@ -31,7 +31,7 @@ from ..selectors import review as review_selectors
 from ..services import learning, submissions
 from .pages import CHECK_RESULTS_KEY, learner_updates, whats_next
 
-RATINGS = {label.lower(): value for value, label in Activity.Rating.choices}
+RATINGS = Activity.Rating.by_public_name()
 
 
 def _question_url(question: Question) -> str:
@@ -140,7 +140,7 @@ def rate(request, slug: str):
     if rating is None:
         return HttpResponseBadRequest("Rate with again, hard, good or easy.")
     card = learning.review_rate(user=request.user, question=question, rating=rating)
-    label = Activity.Rating(rating).label.lower()
+    label = Activity.Rating(rating).public_name
     back = _back(request, "")
     if request.htmx and not back:
         context = {
@@ -296,7 +296,7 @@ def _review_message(request, review, submission: Submission | None) -> None:
     elif review.open:
         messages.warning(request, f"Not passed yet: {submission.message}".strip())
     else:
-        label = Activity.Rating(review.rating).label.lower()
+        label = Activity.Rating(review.rating).public_name
         messages.success(request, f"Passed: review rated “{label}”.")
 
 

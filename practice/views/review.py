@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 
 from quizbank import selectors as bank_selectors
 
-from .. import selectors
+from .. import scheduling, selectors
 from ..models import Activity, ReviewCard
 from ..selectors import review as review_selectors
 from ..selectors.review import Deck, DeckKind
@@ -91,7 +91,7 @@ def review(request):
         )
     else:
         unsaved = card or ReviewCard(user=user, question=question, due=timezone.now())
-        context["intervals"] = selectors.review_intervals(card=unsaved)
+        context["intervals"] = scheduling.intervals(card=unsaved)
     return render(request, "practice/review.html", context)
 
 
@@ -106,7 +106,7 @@ def rate(request, slug: str):
         card = review_services.review_answer(user=request.user, question=question, rating=rating)
     except ValidationError as error:
         return _bad_request(error)
-    label = Activity.Rating(rating).label.lower()
+    label = Activity.Rating(rating).public_name
     messages.success(request, f"Rated “{label}”: {question.title} comes back {_when(card)}.")
     return redirect(_deck_url(_posted_deck(request)))
 
