@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import hashlib
-from typing import TypeAlias
+from typing import TypeAlias, TypeGuard
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser, AnonymousUser
@@ -27,6 +27,11 @@ class User(AbstractUser):
 # Who is asking: a signed-in user or an anonymous visitor. Selectors and access checks take either
 # (None counts as anonymous); services that write a learner's rows take a User.
 Visitor: TypeAlias = "User | AnonymousUser | None"
+
+
+def signed_in(user: Visitor) -> TypeGuard[User]:
+    """Whether the visitor is a signed-in user (and, for the type checker, that it is a User)."""
+    return user is not None and user.is_authenticated
 
 
 # The daily goal's range, read by the model's validators, its constraint and the form's input.

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 from django.utils.functional import SimpleLazyObject
 
-from accounts.models import Profile
+from accounts.selectors import profile_get
 
 
 def hides_difficulty(request) -> bool:
     """Whether the signed-in learner chose to hide difficulty everywhere; read once a request."""
     if not hasattr(request, "_hide_difficulty"):
-        user = getattr(request, "user", None)
-        hide = False
-        if user is not None and user.is_authenticated:
-            rows = Profile.objects.filter(user=user).values_list("hide_difficulty", flat=True)
-            hide = bool(rows.first())
-        request._hide_difficulty = hide
+        profile = profile_get(user=getattr(request, "user", None))
+        request._hide_difficulty = profile.hide_difficulty
     return request._hide_difficulty
 
 

@@ -21,11 +21,12 @@ MAX_TRIES = 3
 
 
 def no_worker_message(queue: str) -> str:
-    """What a queued submission says while no worker serves its queue (the page says it too)."""
+    """What a queued submission says while no worker serves its queue, and what the exercise
+    panel says then (selectors.queue_state): one sentence for both."""
     name = queue.upper()
     return (
-        f"No {name} worker is online: this submission waits in the {name} queue "
-        "and is graded as soon as one connects."
+        f"No {name} worker is online right now: submissions wait in the {name} queue "
+        "and are graded as soon as one connects."
     )
 
 

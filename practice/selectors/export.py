@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from accounts.models import Profile, User
+from accounts.models import User
+from accounts.selectors import profile_get
 
 from ..models import (
     Activity,
@@ -60,7 +61,7 @@ CHUNK = 200  # rows fetched at a time
 
 def account_export(*, user: User) -> Iterator[tuple[str, Any]]:
     """(name, value) per section, in order: a value is a dict, or an iterator of rows."""
-    profile = Profile.objects.filter(user=user).first() or Profile(user=user)
+    profile = profile_get(user=user)
     mine = {"user": user}
     sections: dict[str, Any] = {
         "account": {

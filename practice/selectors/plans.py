@@ -10,11 +10,10 @@ from typing import Any
 from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
 from django.http import Http404
 
-from accounts.models import Visitor
+from accounts.models import Visitor, signed_in
 from quizbank.models import Question
 
 from ..models import PlanEnrollment, PlanItem, PlanSection, QuestionProgress, StudyPlan
-from . import _signed_in
 
 
 def plan_list(*, user: Visitor) -> QuerySet[StudyPlan]:
@@ -26,7 +25,7 @@ def plan_list(*, user: Visitor) -> QuerySet[StudyPlan]:
             "sections__items", filter=Q(sections__items__question__in=visible), distinct=True
         )
     )
-    if not _signed_in(user):
+    if not signed_in(user):
         return plans
     solved = QuestionProgress.objects.filter(
         user=user, state=QuestionProgress.State.SOLVED, question__in=visible
@@ -74,7 +73,7 @@ def plan_get(*, user: Visitor, slug: str) -> PlanProgress:
 def _progress(plan: StudyPlan, user: Visitor) -> PlanProgress:
     result = PlanProgress(plan=plan)
     states: dict[int, str] = {}
-    if _signed_in(user):
+    if signed_in(user):
         ids = [item.question_id for s in plan.sections.all() for item in s.items.all()]
         rows = QuestionProgress.objects.filter(user=user, question__in=ids)
         states = dict(rows.values_list("question_id", "state"))
@@ -109,7 +108,7 @@ def plan_question_slugs(*, user: Visitor, slug: str) -> list[str]:
 
 def plan_continue(*, user: Visitor) -> PlanProgress | None:
     """The plan to continue: the most recently started one that still has a question to do."""
-    if not _signed_in(user):
+    if not signed_in(user):
         return None
     for enrollment in PlanEnrollment.objects.visible_to(user).select_related("plan")[:5]:
         progress = plan_get(user=user, slug=enrollment.plan.slug)

@@ -4,7 +4,7 @@ import pytest
 from django.utils import timezone
 
 from practice.models import Activity
-from practice.selectors import _streaks
+from practice.selectors.progress import _streaks
 from practice.services import learning
 from quizbank.tests.factories import QuestionFactory, QuickCheckFactory, TopicFactory
 

@@ -12,7 +12,7 @@ from django.http import QueryDict
 from django.shortcuts import render
 from django.views.decorators.vary import vary_on_headers
 
-from accounts.models import Profile
+from accounts.selectors import profile_get
 from quizbank import selectors as bank_selectors
 from quizbank.models import Question
 
@@ -32,70 +32,21 @@ def home(request):
     }
     if user.is_authenticated:
         due = selectors.due_reviews(user=user)
+        profile = profile_get(user=user)
+        goal = selectors.daily_goal(user=user, profile=profile)
         context.update(
-            profile=Profile.objects.filter(user=user).first(),
+            profile=profile,
             due=list(due[:3]),
             due_count=due.count(),
             next_review_at=selectors.next_review_at(user=user),
             in_progress=selectors.question_in_progress(user=user),
-            today=selectors.activity_today(user=user),
+            today=goal["today"],
+            daily_goal=goal["goal"],
+            goal_percent=goal["percent"],
             streak=selectors.streak_current(user=user),
             plan=plan_selectors.plan_continue(user=user),
         )
-        profile = context["profile"]
-        goal = profile.daily_goal if profile else Profile().daily_goal
-        context.update(daily_goal=goal, goal_percent=min(100, round(100 * context["today"] / goal)))
     return render(request, "practice/home.html", context)
-
-
-FACET_LEGENDS = {
-    "progress": "Your progress",
-    "bookmarked": "Bookmarks",
-    "topic": "Topic",
-    "difficulty": "Difficulty",
-    "kind": "Kind",
-    "application": "Real-world application",
-}
-
-
-def _facets(filterset, request) -> list[dict[str, Any]]:
-    """The list's facets in display order, each option with its count and whether it is ticked."""
-    facets = bank_selectors.question_facets(filterset)
-    user = request.user
-    if user.is_authenticated:
-        counts = selectors.state_counts(filterset.queryset_without("progress"), user=user)
-        facets["progress"] = [
-            {"value": value, "label": label, "count": counts[value]}
-            for value, label in selectors.LearnerState.choices
-        ]
-        facets["bookmarked"] = [
-            {
-                "value": "true",
-                "label": "Bookmarked",
-                "count": selectors.bookmarked_count(
-                    filterset.queryset_without("bookmarked"), user=user
-                ),
-            }
-        ]
-    groups = []
-    for name, legend in FACET_LEGENDS.items():
-        if name not in facets or (name == "difficulty" and hides_difficulty(request)):
-            continue
-        chosen = filterset.form[name].value()
-        chosen = {str(chosen).lower()} if name == "bookmarked" else set(chosen or [])
-        for option in facets[name]:
-            option["selected"] = option["value"] in chosen
-        groups.append({"name": name, "legend": legend, "options": facets[name]})
-    return groups
-
-
-def _list_count(facets: list[dict[str, Any]]) -> int:
-    """How many questions the list holds, from the kind facet (no COUNT query of its own): every
-    question has exactly one kind, and the facet counts each kind with every other filter applied,
-    so the ticked kinds (all, when none is) add up to the list."""
-    options = next(group["options"] for group in facets if group["name"] == "kind")
-    ticked = [o for o in options if o["selected"]] or options
-    return sum(o["count"] for o in ticked)
 
 
 def _rows_cache_key(request, filterset, page, filtered: bool) -> str | None:
@@ -133,10 +84,16 @@ def question_list(request):
         filterset = LearnerQuestionFilter(rest, queryset=rows, request=request)
         valid = filterset.is_valid()
     questions = filterset.qs if valid else rows.none()
-    facets = _facets(filterset, request) if valid else []
+    facets = (
+        selectors.facet_groups(
+            filterset, user=request.user, hide_difficulty=hides_difficulty(request)
+        )
+        if valid
+        else []
+    )
     paginator = Paginator(questions, PAGE_SIZE)
     if facets:
-        paginator.count = _list_count(facets)
+        paginator.count = selectors.list_count(facets)
     page = paginator.get_page(request.GET.get("page"))
     query = params.copy()
     query.pop("page", None)
