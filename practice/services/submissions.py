@@ -265,6 +265,7 @@ def _store_verdict(submission: Submission, exercise: Exercise, verdict: dict[str
                 "status": c["status"],
                 "message": c.get("message", ""),
                 "visible": c.get("visible", False),
+                **_counterexample(c.get("counterexample")),
             }
             for c in verdict.get("checks", [])
         ],
@@ -276,15 +277,32 @@ def _store_verdict(submission: Submission, exercise: Exercise, verdict: dict[str
 
 
 def _diagnosis(exercise: Exercise, found: Any) -> dict[str, str] | None:
-    """The learner-facing diagnosis: the misconception and hint the matching wrong solution
-    declares (never its code or name)."""
-    if not isinstance(found, dict):
+    """The learner-facing diagnosis: the misconception, hint and (where the bank has one) the
+    correction the matching wrong solution declares, never its code or name. Only a certain
+    match ("outputs"): the grader no longer guesses from the set of failing checks."""
+    if not isinstance(found, dict) or found.get("confidence") != "outputs":
         return None
     code = exercise.wrong_solutions.get(found.get("wrong"))
     notes = wrong_solution_notes(code) if isinstance(code, str) else None
-    if notes is None or found.get("confidence") not in ("outputs", "pattern"):
+    if notes is None:
         return None
-    return {**notes, "confidence": found["confidence"]}
+    return {**notes, "confidence": "outputs"}
+
+
+_COUNTEREXAMPLE_TEXT = ("family", "where", "input", "expected", "got", "property", "detail")
+
+
+def _counterexample(found: Any) -> dict[str, Any]:
+    """A check's smallest failing generated case as the grader described it (grader/feedback.py),
+    kept to its known fields, each text bounded."""
+    if not isinstance(found, dict):
+        return {}
+    kept: dict[str, Any] = {
+        key: found[key][:2000] for key in _COUNTEREXAMPLE_TEXT if isinstance(found.get(key), str)
+    }
+    if isinstance(found.get("size"), int):
+        kept["size"] = found["size"]
+    return {"counterexample": kept} if "family" in kept and "expected" in kept else {}
 
 
 LOST_IN_PROCESS = (

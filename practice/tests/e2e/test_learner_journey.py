@@ -267,7 +267,7 @@ def test_examples_then_a_diagnosed_mistake_then_a_pass_that_updates_the_page(
 
     page.get_by_role("button", name="Submit").click()
     expect(verdict.locator(".diagnosis")).to_contain_text(
-        "Doubling means adding two.", timeout=GRADING
+        "You may be assuming that doubling means adding two.", timeout=GRADING
     )
     shoot("diagnosis", page.locator("#exercise"))
 
