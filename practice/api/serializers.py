@@ -81,6 +81,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "message",
             "diagnosis",
             "checks",
+            "scratch",
             "output",
             "queue",
             "tries",
@@ -100,7 +101,15 @@ class SubmissionCreateSerializer(serializers.Serializer):
         choices=Submission.Mode.choices,
         default=Submission.Mode.SUBMIT,
         help_text="submit: every check, can solve the question; examples: the visible checks "
-        "only, never scored.",
+        "only, never scored; scratch: your code then `scratch`, your own lines, showing what they "
+        "print (no check, never scored).",
+    )
+    scratch = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        trim_whitespace=False,
+        help_text="With mode scratch: lines that call your code (at most 64 KiB).",
     )
 
     def validate_question(self, slug: str) -> Question:

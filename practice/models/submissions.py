@@ -54,6 +54,9 @@ class SubmissionStatus(models.TextChoices):
 class SubmissionMode(models.TextChoices):
     SUBMIT = "submit", "Submit"  # every check; the only mode that can solve a question
     EXAMPLES = "examples", "Run examples"  # the visible checks only; never scored
+    # The learner's code, then lines of their own calling it: what they print (issue 27). No
+    # check, no reference; never scored.
+    SCRATCH = "scratch", "Try your own input"
 
 
 class Submission(models.Model):
@@ -71,6 +74,9 @@ class Submission(models.Model):
         "quizbank.Question", on_delete=models.CASCADE, related_name="submissions"
     )
     code = models.TextField()
+    scratch = models.TextField(
+        blank=True, default="", help_text="Try your own input: the lines run after the code."
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     queue = models.CharField(max_length=3, choices=Queue.choices, default=Queue.CPU)
     mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.SUBMIT)

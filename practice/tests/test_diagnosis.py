@@ -183,3 +183,60 @@ def test_a_failing_generated_check_shows_the_smallest_input_where_the_code_diffe
     html = client.get(f"/submissions/{body['id']}/", headers={"HX-Request": "true"}).content
     assert b"Smallest generated input where your code differs" in html
     assert b"dtype=torch.float64)" in html
+
+
+def test_your_own_lines_run_after_your_code_and_show_what_they_print(
+    api, client, user, exercise, eager, django_capture_on_commit_callbacks
+):
+    api.force_authenticate(user)
+    code = "def double(x):\n    return x + 2\n"
+    lines = "print(double(torch.tensor([3.0])))\nprint('never the reference')\n"
+    body = {"question": "double-it", "code": code, "mode": "scratch", "scratch": lines}
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post("/api/submissions/", body, format="json")
+    assert response.status_code == 201, response.content
+    run = api.get(f"/api/submissions/{response.json()['id']}/").json()
+    assert run["mode"] == "scratch" and run["status"] == "passed", run
+    # The learner's own (wrong) function ran, not the reference: 3 + 2, not 3 * 2.
+    assert run["output"] == "tensor([5.])\nnever the reference\n"
+    assert run["checks"] == [] and run["diagnosis"] is None
+    # Never scored, never listed with the submissions, never a review.
+    assert api.get("/api/submissions/").json()["results"] == []
+    assert not user.review_cards.exists()
+    assert not user.question_progress.filter(state="solved").exists()
+
+
+def test_your_own_lines_are_sandboxed_and_their_errors_named(
+    api, user, exercise, eager, django_capture_on_commit_callbacks
+):
+    api.force_authenticate(user)
+    cases = {
+        "import socket\nsocket.socket()\n": "Your lines raised PermissionError",
+        "double(undefined_name)\n": "Your lines raised NameError",
+    }
+    for lines, message in cases.items():
+        body = {"question": "double-it", "code": "def double(x):\n    return x * 2\n"}
+        with django_capture_on_commit_callbacks(execute=True):
+            response = api.post(
+                "/api/submissions/", {**body, "mode": "scratch", "scratch": lines}, format="json"
+            )
+        run = api.get(f"/api/submissions/{response.json()['id']}/").json()
+        assert run["status"] == "failed", run
+        assert run["message"].startswith(message), run["message"]
+
+
+def test_your_own_lines_need_lines_and_the_scratch_mode(api, user, exercise):
+    api.force_authenticate(user)
+    code = "def double(x):\n    return x * 2\n"
+    empty = api.post(
+        "/api/submissions/",
+        {"question": "double-it", "code": code, "mode": "scratch", "scratch": "  "},
+        format="json",
+    )
+    assert empty.status_code == 400 and "scratch" in empty.json()
+    stray = api.post(
+        "/api/submissions/",
+        {"question": "double-it", "code": code, "mode": "submit", "scratch": "print(1)"},
+        format="json",
+    )
+    assert stray.status_code == 400 and "scratch" in stray.json()

@@ -106,7 +106,10 @@ document.addEventListener(
     if (!form || !form.querySelector("textarea[data-editor]")) return;
     event.preventDefault();
     event.stopPropagation();
-    const button = form.querySelector(event.shiftKey ? "[data-shortcut=submit]" : "[data-shortcut=examples]");
+    // Inside "Try your own input", Ctrl+Enter runs those lines (also free).
+    const scope = event.target.closest("[data-shortcut-scope]");
+    const free = (scope && scope.querySelector("[data-shortcut=run]")) || form.querySelector("[data-shortcut=examples]");
+    const button = event.shiftKey ? form.querySelector("[data-shortcut=submit]") : free;
     if (button && !button.disabled) button.click();
   },
   true,

@@ -107,7 +107,7 @@ def test_a_new_learner_signs_up_practises_and_sees_their_progress(page, bank, ea
     # A wrong solution, submitted from the keyboard, then a right one: both verdicts, live.
     verdict = page.locator("#verdict")
     replace_code(page, WRONG)
-    page.keyboard.press("Control+Enter")
+    page.keyboard.press("Control+Shift+Enter")  # Ctrl+Enter alone runs the examples
     expect(verdict).to_contain_text("✗ Failed", timeout=GRADING)
     expect(verdict.locator("li.failed").first).to_be_visible()
     expect(verdict.locator("li.failed .check-message").first).not_to_be_empty()

@@ -54,6 +54,12 @@ def test_on_the_question_page_ctrl_enter_runs_examples_and_ctrl_shift_enter_subm
         "You may be assuming that doubling means adding two.", timeout=GRADING
     )
     assert modes(user) == ["examples", "submit"]
+    # Try your own input: Ctrl+Enter in that cell runs the learner's lines, free.
+    page.get_by_text("Try your own input").click()
+    page.get_by_label("A few lines that call your functions").fill("print(double(torch.ones(1)))")
+    page.get_by_label("A few lines that call your functions").press("Control+Enter")
+    expect(verdict).to_contain_text("tensor([3.])", timeout=GRADING)
+    assert modes(user) == ["examples", "scratch", "submit"]
 
 
 def test_on_a_review_card_ctrl_enter_keeps_the_rating_open(
