@@ -179,18 +179,20 @@ class Grader:
             wrong_steps = self._wrong_steps(job, code, seed)
             if not wrong_steps:
                 continue
-            wrong_fails = {
-                i
-                for i, check in enumerate(checks)
-                if not reference.skipped[i]
-                and verdict.check_entry(check, False, reference.values[i], _step(wrong_steps, i))[
+            if not all(_same(checks[i], _step(steps, i), _step(wrong_steps, i)) for i in failing):
+                continue
+            # The same values where the submission fails; it must also fail exactly there and
+            # pass every other check. Compared only for such a candidate (this costs a
+            # comparison per check).
+            same_checks = all(
+                verdict.check_entry(check, False, reference.values[i], _step(wrong_steps, i))[
                     "status"
                 ]
-                != "passed"
-            }
-            if wrong_fails != failing:
-                continue
-            if all(_same(checks[i], _step(steps, i), _step(wrong_steps, i)) for i in failing):
+                == ("failed" if i in failing else "passed")
+                for i, check in enumerate(checks)
+                if not reference.skipped[i]
+            )
+            if same_checks:
                 matches.append(name)
         if len(matches) != 1:
             return None
