@@ -110,3 +110,33 @@ def test_in_a_mock_interview_ctrl_enter_runs_examples_inside_the_clock(
     page.keyboard.press("Control+Shift+Enter")
     expect(page.get_by_text("Every question is answered")).to_be_visible(timeout=GRADING)
     assert modes(user) == ["examples", "examples", "submit"]
+
+
+def test_a_failing_generated_check_shows_its_smallest_input_in_the_page(
+    page, transactional_db, django_user_model, eager
+):
+    from practice.tests.test_diagnosis import VARIANCE, VARIANCE_IN_FLOAT32
+
+    user = django_user_model.objects.create_user("ada", password=PASSWORD)
+    ExerciseFactory(
+        question=QuestionFactory(slug="variance", title="Variance", kind="code"),
+        solution_code=VARIANCE,
+        wrong_solutions={},
+        checks=[
+            {
+                "name": "every family, float64",
+                "code": "cases = gen.floats((3, 4), dtype=torch.float64)\n"
+                "outs = gen.each(cases, lambda x: variance(x).float())",
+                "compare": "outs",
+            }
+        ],
+    )
+    sign_in(page, user, "/questions/variance/")
+    replace_code(page, VARIANCE_IN_FLOAT32)
+    page.keyboard.press("Control+Shift+Enter")
+    example = page.locator("#verdict .counterexample")
+    expect(example).to_contain_text(
+        "the values are large (around 1e4) and close together", timeout=GRADING
+    )
+    expect(example).to_contain_text("dtype=torch.float64)")  # the input, whole
+    expect(page.locator("#verdict")).to_contain_text("Matches on ordinary inputs")
