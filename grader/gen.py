@@ -48,6 +48,10 @@ NONFINITE = "nonfinite"  # NaN, +inf and -inf, only where the contract defines t
 MANY_CLASSES = "many-classes"  # the last dimension widened to MANY_CLASSES_SIZE
 MANY_CLASSES_SIZE = 257
 MAX_LOGGED = 64  # cases whose family and size a check reports
+# Inputs a reference run keeps for the learner's counterexample (issue 27): small cases only, so
+# the frame stays small; a bigger first failing case is named by family and size alone.
+MAX_KEPT_NUMEL = 1024  # elements of one case's input
+MAX_KEPT_TOTAL = 8192  # elements kept per check
 
 
 @dataclass(frozen=True)
@@ -60,10 +64,18 @@ class Case:
 class Gen:
     """One check's generator: a seeded torch.Generator and the log of the cases it ran."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, *, keep_inputs: bool = False) -> None:
         self.seed = seed
         self.rng = torch.Generator().manual_seed(seed)
         self.log: list[tuple[str, int]] = []
+        # keep_inputs (reference runs only): a copy of each case's input, taken before ``fn``
+        # sees it, aligned with ``log`` (None where it is too big to keep).
+        self.keep_inputs = keep_inputs
+        self.inputs: list[Any] = []
+        self._kept = 0
+        # id of each list ``each`` returned -> (its first case's index in ``log``, the list):
+        # which compare value holds which cases, told exactly rather than guessed from lengths.
+        self._outputs: dict[int, tuple[int, list[Any]]] = {}
 
     # --- primitives, all on this check's own generator -----------------------------------
 
@@ -150,14 +162,33 @@ class Gen:
         which ``fn`` raises gives the exception's class name, like ``raises``. The family and
         size of each case are recorded, in order, for the verdict."""
         out: list[Any] = []
+        self._outputs[id(out)] = (len(self.log), out)
         for case in cases:
             self.log.append((case.family, case.size))
+            if self.keep_inputs:
+                self.inputs.append(self._keep(case))
             args = case.value if type(case.value) is tuple else (case.value,)
             try:
                 out.append(fn(*args))
             except Exception as error:
                 out.append(type(error).__name__)
         return out
+
+    def segment(self, value: Any) -> tuple[int, int] | None:
+        """(first case's index, number of cases) when ``value`` is a list ``each`` returned."""
+        found = self._outputs.get(id(value))
+        if found is None or found[1] is not value:
+            return None
+        return found[0], len(value)
+
+    def _keep(self, case: Case) -> Any:
+        values = case.value if type(case.value) is tuple else (case.value,)
+        numel = sum(v.numel() for v in values if isinstance(v, torch.Tensor))
+        if numel > MAX_KEPT_NUMEL or self._kept + numel > MAX_KEPT_TOTAL:
+            return None
+        self._kept += numel
+        copied = tuple(v.detach().clone() if isinstance(v, torch.Tensor) else v for v in values)
+        return copied if type(case.value) is tuple else copied[0]
 
     def _float_case(self, family: str, shape: tuple[int, ...], dtype: torch.dtype) -> Case:
         value = _float_case_value(self, family, shape, dtype)

@@ -160,44 +160,43 @@ class Grader:
         steps: list[report.Step],
     ) -> dict[str, str] | None:
         """Which known wrong solution this failing submission behaves like, decided here in the
-        trusted zygote with the verdict's own comparison rules.
+        trusted zygote with the verdict's own comparison rules, and only when it is certain
+        (issue 27): the wrong solution fails exactly the checks the submission fails, and on each
+        of them returned the same values within the check's tolerance (so also on the smallest
+        failing generated case, which is one of those values) or raised the same exception, class
+        and message alike. Two wrong solutions that both match say nothing certain: no diagnosis.
 
-        "outputs": on every check the submission failed, it returned what that wrong solution
-        returns (or raised what it raises); among several, the one agreeing on the most checks.
-        "pattern": failing exactly the checks that wrong solution fails, when no outputs match.
-        Nothing of the reference or of hidden inputs is in the answer, only a wrong solution's
-        name."""
+        No guess from the set of failing checks alone: an independent reviewer's unseen mistakes
+        that merely failed the same checks as a known one were told the wrong misconception 23
+        times in 37. Nothing of the reference or of hidden inputs is in the answer, only a wrong
+        solution's name."""
         checks = job["checks"]
-        failing = [i for i, entry in enumerate(entries) if entry["status"] == "failed"]
-        if not failing:
+        failing = {i for i, entry in enumerate(entries) if entry["status"] == "failed"}
+        if not failing or any(e["status"] == "error" for e in entries):
             return None
-        runs = {
-            name: self._wrong_steps(job, code, seed) for name, code in sorted(job["wrong"].items())
-        }
-        best: tuple[int, str] | None = None
-        for name, wrong_steps in runs.items():
-            if all(_same(checks[i], _step(steps, i), _step(wrong_steps, i)) for i in failing):
-                agree = sum(
-                    _same(check, _step(steps, i), _step(wrong_steps, i))
-                    for i, check in enumerate(checks)
-                )
-                if best is None or agree > best[0]:
-                    best = (agree, name)
-        if best is not None:
-            return {"wrong": best[1], "confidence": "outputs"}
-        for name, wrong_steps in runs.items():
-            fails = [
-                i
-                for i, check in enumerate(checks)
-                if not reference.skipped[i]
-                and verdict.check_entry(check, False, reference.values[i], _step(wrong_steps, i))[
+        matches = []
+        for name, code in sorted(job["wrong"].items()):
+            wrong_steps = self._wrong_steps(job, code, seed)
+            if not wrong_steps:
+                continue
+            if not all(_same(checks[i], _step(steps, i), _step(wrong_steps, i)) for i in failing):
+                continue
+            # The same values where the submission fails; it must also fail exactly there and
+            # pass every other check. Compared only for such a candidate (this costs a
+            # comparison per check).
+            same_checks = all(
+                verdict.check_entry(check, False, reference.values[i], _step(wrong_steps, i))[
                     "status"
                 ]
-                == "failed"
-            ]
-            if fails == failing:
-                return {"wrong": name, "confidence": "pattern"}
-        return None
+                == ("failed" if i in failing else "passed")
+                for i, check in enumerate(checks)
+                if not reference.skipped[i]
+            )
+            if same_checks:
+                matches.append(name)
+        if len(matches) != 1:
+            return None
+        return {"wrong": matches[0], "confidence": "outputs"}
 
     def _wrong_steps(self, job: dict[str, Any], code: str, seed: int) -> list[report.Step]:
         """A wrong solution's per-check results, run once per zygote and cached like the
@@ -225,7 +224,7 @@ class Grader:
     def _reference(self, job: dict[str, Any], seed: int) -> verdict.Reference | str:
         """The reference's outputs on this run's inputs (cached per seed), or a sentence saying
         how the reference failed."""
-        payload = _grade_payload(job["reference"], job, self.gpu, seed)
+        payload = _grade_payload(job["reference"], job, self.gpu, seed, inputs=True)
         key = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
         if key in self._cache:
             self._cache.move_to_end(key)
@@ -257,6 +256,8 @@ class Grader:
             values=tuple(step.values for step in run.steps),
             seconds=outcome.seconds,
             cases=tuple(step.cases for step in run.steps),
+            segments=tuple(step.segments for step in run.steps),
+            inputs=tuple(step.inputs for step in run.steps),
         )
         self._cache[key] = reference
         if len(self._cache) > _CACHE_SIZE:
@@ -306,9 +307,15 @@ def _step(steps: list[report.Step], index: int) -> report.Step:
 
 def _same(check: dict[str, Any], a: report.Step, b: report.Step) -> bool:
     """Whether two runs did the same on one check: the same values within the check's
-    tolerance, or the same exception type."""
+    tolerance, or the same exception, class and message (an AssertionError is not the
+    ValueError a known mistake raises, nor one ValueError another's)."""
     if a.error is not None or b.error is not None:
-        return a.error is not None and b.error is not None and a.error.type == b.error.type
+        return (
+            a.error is not None
+            and b.error is not None
+            and a.error.type == b.error.type
+            and a.error.message == b.error.message
+        )
     if a.values is None or b.values is None or a.unsupported or b.unsupported:
         return False
     if len(a.values) != len(b.values):
@@ -320,17 +327,25 @@ def _same(check: dict[str, Any], a: report.Step, b: report.Step) -> bool:
 
 
 def _grade_payload(
-    code: str, job: dict[str, Any], gpu: bool, seed: int, *, trap: bool = False
+    code: str,
+    job: dict[str, Any],
+    gpu: bool,
+    seed: int,
+    *,
+    trap: bool = False,
+    inputs: bool = False,
 ) -> dict[str, Any]:
     """What a sandboxed run gets; ``seed``: the run's seed for `seed: per-run` checks (each
     check gets its own, the others 0); ``trap``: arm the forbid rules (not for the reference,
-    whose checks may call what the learner may not)."""
+    whose checks may call what the learner may not); ``inputs``: keep the small generated
+    inputs (the reference's run: the learner's counterexample comes from it)."""
     checks = [
         {
             "code": c["code"],
             "compare": c["compare"],
             "requires": c["requires"],
             "seed": (seed + index) % (1 << 31) if c["seed"] == jobs.PER_RUN else 0,
+            **({"inputs": True} if inputs else {}),
         }
         for index, c in enumerate(job["checks"])
     ]

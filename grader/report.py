@@ -53,6 +53,10 @@ class Step:
     # (family, size) of each generated case the check ran, in order (gen.each); only the
     # reference's are read, to name the smallest case on which a submission differs.
     cases: list[tuple[str, int]] | None = None
+    # Per compare value, (first case, number of cases) when it is a list gen.each returned.
+    segments: list[tuple[int, int] | None] | None = None
+    # A reference run's kept inputs, aligned with ``cases`` (None: too big to keep).
+    inputs: list[Any] | None = None
 
 
 @dataclass
@@ -143,6 +147,8 @@ def _step(frame: dict[str, Any]) -> Step:
         step.values = frame["values"]
         step.unsupported = values.unsupported(step.values)
         step.cases = _cases(frame.get("cases"))
+        step.segments = _segments(frame.get("segments"), len(step.values), len(step.cases or ()))
+        step.inputs = _inputs(frame.get("inputs"), len(step.cases or ()))
     elif frame.get("kind") != "block":
         raise _Malformed("a check with neither values nor an error")
     return step
@@ -166,6 +172,31 @@ def _cases(raw: Any) -> list[tuple[str, int]] | None:
             raise _Malformed("a case with a malformed family or size")
         cases.append((family, size))
     return cases
+
+
+def _segments(raw: Any, compared: int, cases: int) -> list[tuple[int, int] | None] | None:
+    if raw is None:
+        return None
+    if type(raw) is not list or len(raw) != compared:
+        raise _Malformed("segments that do not match the compare values")
+    segments: list[tuple[int, int] | None] = []
+    for item in raw:
+        if item is None:
+            segments.append(None)
+            continue
+        if type(item) is not list or len(item) != 2 or not all(type(n) is int for n in item):
+            raise _Malformed("a segment that is not (start, length)")
+        start, length = item
+        # Past MAX_LOGGED cases the log is cut: such a segment names no case.
+        segments.append((start, length) if start >= 0 and start + length <= cases else None)
+    return segments
+
+
+def _inputs(raw: Any, cases: int) -> list[Any] | None:
+    """Kept inputs: only plain comparable values, one per logged case, else none at all."""
+    if raw is None or type(raw) is not list or len(raw) != cases:
+        return None
+    return [None if values.unsupported(item) else item for item in raw]
 
 
 def _error(raw: Any) -> Error | None:

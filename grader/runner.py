@@ -153,9 +153,8 @@ def _run_checks(
             frame["skipped"] = True
         else:
             try:
-                frame["values"], cases = _run_check(module, helpers, check, compiled[index])
-                if cases:
-                    frame["cases"] = cases
+                frame["values"], generated = _run_check(module, helpers, check, compiled[index])
+                frame.update(generated)
             except BaseException as error:
                 frame["error"] = describe(error, SUBMISSION_FILE)
         frames.write(RESULT_FD, frame)
@@ -201,8 +200,10 @@ def _run_check(
     helpers: dict[str, Any],
     check: dict[str, Any],
     compiled: _Compiled | BaseException,
-) -> tuple[list[Any], list[list[Any]]]:
-    """The check's compare values, and the (family, size) of each generated case it ran."""
+) -> tuple[list[Any], dict[str, Any]]:
+    """The check's compare values, and what it generated: the (family, size) of each case it
+    ran (``cases``), which compare values hold which cases (``segments``), and on a reference run
+    the small cases' inputs (``inputs``, for the learner's counterexample)."""
     if isinstance(compiled, BaseException):
         raise compiled
     code, compares, bound = compiled
@@ -211,18 +212,30 @@ def _run_check(
     namespace.update(bound)
     # The seed comes from the trusted side: 0, or one it drew for this run (`seed: per-run`).
     seed = check.get("seed", 0)
-    generator = gen.Gen(seed)  # its own torch.Generator: the submission cannot shift its draws
+    # Its own torch.Generator: the submission cannot shift its draws.
+    generator = gen.Gen(seed, keep_inputs=check.get("inputs") is True)
     namespace["gen"] = generator
     torch.manual_seed(seed)
     exec(code, namespace)  # noqa: S102 - sandboxed
     results = []
+    segments: list[Any] = []
     for expression, compare in zip(check["compare"], compares, strict=True):
-        value = _export(eval(compare, namespace))  # noqa: S307 - sandboxed
+        raw = eval(compare, namespace)  # noqa: S307 - sandboxed
+        segment = generator.segment(raw)
+        segments.append(None if segment is None else list(segment))
+        value = _export(raw)
         problem = values.unsupported(value)
         if problem:
             raise UnsupportedValue(f"`{expression}` is {problem}, which a check cannot compare.")
         results.append(value)
-    return results, [[family, size] for family, size in generator.log[: gen.MAX_LOGGED]]
+    generated: dict[str, Any] = {}
+    if generator.log:
+        generated["cases"] = [[family, size] for family, size in generator.log[: gen.MAX_LOGGED]]
+        generated["segments"] = segments
+    if generator.keep_inputs and generator.inputs:
+        kept = [_export(value) for value in generator.inputs[: gen.MAX_LOGGED]]
+        generated["inputs"] = [None if values.unsupported(v) else v for v in kept]
+    return results, generated
 
 
 def _export(value: Any) -> Any:

@@ -11,7 +11,7 @@ import signal
 from dataclasses import dataclass
 from typing import Any
 
-from grader import compare, report
+from grader import compare, feedback, jobs, report
 from grader.supervise import Outcome
 
 UNSUPPORTED_VALUE = "UnsupportedValue"  # raised by the runner; its message names no value
@@ -27,6 +27,42 @@ class Reference:
     seconds: float = 0.0  # its measured run, from which the Django side fits the time limit
     # Per check, the (family, size) of each generated case the reference ran (gen.each), or None.
     cases: tuple[list[tuple[str, int]] | None, ...] = ()
+    # Per check, which compare values hold which cases, and the small cases' inputs (issue 27).
+    segments: tuple[list[tuple[int, int] | None] | None, ...] = ()
+    inputs: tuple[list[Any] | None, ...] = ()
+
+    def generated(self, index: int) -> Generated | None:
+        """What check ``index`` generated, as the reference ran it, or None."""
+        cases = self.cases[index] if index < len(self.cases) else None
+        if not cases:
+            return None
+        segments = self.segments[index] if index < len(self.segments) else None
+        inputs = self.inputs[index] if index < len(self.inputs) else None
+        return Generated(cases, segments, inputs)
+
+
+@dataclass(frozen=True)
+class Generated:
+    cases: list[tuple[str, int]]
+    segments: list[tuple[int, int] | None] | None
+    inputs: list[Any] | None
+
+    def of(self, position: int, want: Any) -> tuple[list[tuple[str, int]], list[Any] | None] | None:
+        """The cases (and kept inputs) behind compare value ``position`` when it is one output
+        per case: told by the run's segments, or, for a check with one gen.each call, by
+        matching the whole log."""
+        if type(want) is not list:
+            return None
+        start, length = 0, len(self.cases)
+        if self.segments is not None:
+            segment = self.segments[position] if position < len(self.segments) else None
+            if segment is None:
+                return None
+            start, length = segment
+        if len(want) != length:
+            return None
+        inputs = None if self.inputs is None else self.inputs[start : start + length]
+        return self.cases[start : start + length], inputs
 
 
 def result(
@@ -101,14 +137,17 @@ def check_entry(
     skipped: bool,
     expected: list[Any] | None,
     step: report.Step,
-    cases: list[tuple[str, int]] | None = None,
+    cases: list[tuple[str, int]] | Generated | None = None,
 ) -> dict[str, Any]:
-    """One check's entry. ``cases``: the reference's generated cases for this check; when a
-    compared list holds one output per case, the entry also names the first (so smallest) case
-    that differs, by family and size (``case``), never by its values."""
+    """One check's entry. ``cases``: what the reference generated for this check; when a
+    compared list holds one output per case, the entry also names the smallest case that
+    differs, by family and size (``case``), and shows it (``counterexample``: the input, what
+    was expected and what came back, for generated inputs only: feedback.py)."""
     reveal = check["visible"]
     status, message = "passed", ""
     failing_case: dict[str, Any] | None = None
+    example: dict[str, Any] | None = None
+    generated = Generated(cases, None, None) if isinstance(cases, list) else cases
     if skipped:
         status, message = "skipped", "Needs CUDA, which this grader does not have."
     elif step.error is not None:
@@ -123,36 +162,41 @@ def check_entry(
     elif step.unsupported or len(step.values) != len(expected):
         status, message = "failed", "Returned a value that a check cannot compare."
     else:
-        for expression, want, got in zip(check["compare"], expected, step.values, strict=True):
+        compared = zip(check["compare"], expected, step.values, strict=True)
+        for position, (expression, want, got) in enumerate(compared):
             problem = compare.difference(
                 want, got, rtol=check["rtol"], atol=check["atol"], reveal=reveal
             )
             if problem:
                 status = "failed"
                 message = problem if check["single"] else f"`{expression}`: {problem}"
-                failing_case = _failing_case(want, got, cases, check)
+                example = _counterexample(check, position, want, got, generated)
+                if example is not None:
+                    failing_case = {"family": example["family"], "size": example["size"]}
                 break
     entry = {"name": check["name"], "status": status, "message": message, "visible": reveal}
     if failing_case is not None:
         entry["case"] = failing_case
+    if example is not None:
+        entry["counterexample"] = example
     return entry
 
 
-def _failing_case(
-    want: Any, got: Any, cases: list[tuple[str, int]] | None, check: dict[str, Any]
+def _counterexample(
+    check: dict[str, Any], position: int, want: Any, got: Any, generated: Generated | None
 ) -> dict[str, Any] | None:
-    """The first generated case (they come smallest first) whose output differs, when ``want``
-    is a list of one output per case."""
-    if not cases or type(want) is not list or type(got) is not list:
+    """The smallest generated case whose output differs, when ``want`` is a list of one output
+    per case. Visible examples run on seed 0 and show everything anyway; a hidden check shows a
+    case only when its inputs are generated on a per-run seed (never a fixed input)."""
+    if generated is None or type(got) is not list:
         return None
-    if not len(want) == len(got) == len(cases):
+    if not (check["visible"] or check.get("seed") == jobs.PER_RUN):
         return None
-    for (family, size), one_want, one_got in zip(cases, want, got, strict=True):
-        if compare.difference(
-            one_want, one_got, rtol=check["rtol"], atol=check["atol"], reveal=False
-        ):
-            return {"family": family, "size": size}
-    return None
+    found = generated.of(position, want)
+    if found is None or len(got) != len(want):
+        return None
+    cases, inputs = found
+    return feedback.counterexample(check, want, got, cases, inputs)
 
 
 def grade(
@@ -169,9 +213,11 @@ def grade(
     for index, check in enumerate(checks):
         if index < len(steps) or reference.skipped[index]:
             step = steps[index] if index < len(steps) else report.Step()
-            cases = reference.cases[index] if index < len(reference.cases) else None
+            generated = reference.generated(index)
             entries.append(
-                check_entry(check, reference.skipped[index], reference.values[index], step, cases)
+                check_entry(
+                    check, reference.skipped[index], reference.values[index], step, generated
+                )
             )
             continue
         # Never reached: the check that was running when the run ended says why.
@@ -198,9 +244,9 @@ def grade(
     failed = [entry["name"] for entry in entries if entry["status"] not in ("passed", "skipped")]
     ran = len(checks) - skipped
     if failed:
-        return result(
-            "failed", f"{len(failed)} of {ran} checks failed: {'; '.join(failed)}.", **common
-        )
+        message = f"{len(failed)} of {ran} checks failed: {'; '.join(failed)}."
+        summary = feedback.stress_summary(entries)
+        return result("failed", f"{message} {summary}" if summary else message, **common)
     note = ""
     if skipped == 1:
         note = "; 1 needs CUDA and was skipped"

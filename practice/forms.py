@@ -19,6 +19,7 @@ class NoteForm(forms.Form):
 class SubmissionForm(forms.Form):
     # The size limit is the service's (64 KiB of UTF-8), checked there in bytes.
     code = forms.CharField(strip=False, error_messages={"required": "The code is empty."})
+    scratch = forms.CharField(strip=False, required=False)  # Try your own input
 
 
 class InterviewForm(forms.Form):

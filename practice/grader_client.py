@@ -215,6 +215,40 @@ def answer_blocks_run(blocks: Sequence[Block], *, pool: SandboxPool | None = Non
     return run
 
 
+# What a check's code has without importing it (fixtures/bank/README.md), so the learner's lines
+# read like the examples they have seen.
+SCRATCH_PRELUDE = (
+    "import math\nimport torch\nfrom torch import nn\nimport torch.nn.functional as F\n"
+)
+
+
+def scratch_run(exercise: Exercise, code: str, lines: str) -> dict[str, Any]:
+    """Try your own input: the learner's code, then their own lines that call it, in one sandbox
+    on the exercise's queue and time limit, as an answer's blocks run (no check, no reference:
+    nothing is compared or scored). A verdict-shaped result whose output is what they printed."""
+    try:
+        pool = sandbox_pool(exercise.queue)
+    except (SandboxError, OSError) as exc:
+        log.error("the grader's sandbox pool did not start: %s", exc)
+        return grader_failed_result()
+    result = pool.run_snippets([SCRATCH_PRELUDE, code, lines], exercise.fitted_time_limit)
+    if result.get("grader_failed"):
+        return result
+    status = result.get("status", "error")
+    message = str(result.get("message", ""))
+    for number, name in (("2", "Your code"), ("3", "Your lines")):
+        message = message.replace(f"Block {number} ", f"{name} ", 1)
+    if status == "passed":
+        message = "Your lines ran; what they printed is below."
+    return {
+        "status": status,
+        "message": message.replace("of the block)", "of them)"),
+        "checks": [],
+        "output": result.get("output", ""),
+        "duration_ms": result.get("duration_ms"),
+    }
+
+
 def record_measurement(exercise: Exercise, result: dict[str, Any]) -> None:
     """Store the reference time a full grade measured (only a run of every check measures the
     reference that a submission's limit is fitted to)."""

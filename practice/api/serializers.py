@@ -17,20 +17,45 @@ from ..models.interviews import (
 from ..selectors.interviews import interview_current
 
 
+class CounterexampleSerializer(serializers.Serializer):
+    family = serializers.CharField(help_text="The family of generated input (e.g. offset).")
+    where = serializers.CharField(help_text="What that input is like, in words.")
+    size = serializers.IntegerField(required=False, help_text="Elements in the input.")
+    input = serializers.CharField(
+        required=False, allow_null=True, help_text="The input, shown; absent when too big."
+    )
+    expected = serializers.CharField()
+    got = serializers.CharField()
+    property = serializers.CharField(
+        help_text="What differs: value, shape, dtype, type, exception, length, keys, "
+        "non-finite values."
+    )
+    detail = serializers.CharField(required=False, allow_blank=True)
+
+
 class CheckResultSerializer(serializers.Serializer):
     name = serializers.CharField()
     status = serializers.CharField()
     message = serializers.CharField(allow_blank=True)
     visible = serializers.BooleanField()
+    counterexample = CounterexampleSerializer(
+        required=False,
+        help_text="On a failing check built on generated inputs: the smallest one on which the "
+        "code differs from the reference. Never for a fixed hidden input.",
+    )
 
 
 class DiagnosisSerializer(serializers.Serializer):
     misconception = serializers.CharField()
+    belief = serializers.CharField(help_text='The misconception as "You may be assuming that".')
+    correction = serializers.CharField(
+        required=False, help_text="What is true instead, where the bank states it."
+    )
     hint = serializers.CharField()
     confidence = serializers.ChoiceField(
-        choices=["outputs", "pattern"],
-        help_text="outputs: your failing checks returned what that mistake returns; "
-        "pattern: you failed exactly the checks that mistake fails.",
+        choices=["outputs"],
+        help_text="outputs: on every failing check your code returned what that mistake returns "
+        "(or raised the same exception), and it fails no other check.",
     )
 
 
@@ -40,6 +65,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
     )
     checks = CheckResultSerializer(many=True, read_only=True)
     diagnosis = DiagnosisSerializer(
+        source="certain_diagnosis",
         read_only=True,
         allow_null=True,
         help_text="Null unless the submission failed the way a known wrong solution does.",
@@ -55,6 +81,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "message",
             "diagnosis",
             "checks",
+            "scratch",
             "output",
             "queue",
             "tries",
@@ -74,7 +101,15 @@ class SubmissionCreateSerializer(serializers.Serializer):
         choices=Submission.Mode.choices,
         default=Submission.Mode.SUBMIT,
         help_text="submit: every check, can solve the question; examples: the visible checks "
-        "only, never scored.",
+        "only, never scored; scratch: your code then `scratch`, your own lines, showing what they "
+        "print (no check, never scored).",
+    )
+    scratch = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        trim_whitespace=False,
+        help_text="With mode scratch: lines that call your code (at most 64 KiB).",
     )
 
     def validate_question(self, slug: str) -> Question:

@@ -55,6 +55,9 @@ class SubmissionStatus(models.TextChoices):
 class SubmissionMode(models.TextChoices):
     SUBMIT = "submit", "Submit"  # every check; the only mode that can solve a question
     EXAMPLES = "examples", "Run examples"  # the visible checks only; never scored
+    # The learner's code, then lines of their own calling it: what they print (issue 27). No
+    # check, no reference; never scored.
+    SCRATCH = "scratch", "Try your own input"
 
 
 class Submission(models.Model):
@@ -72,6 +75,9 @@ class Submission(models.Model):
         "quizbank.Question", on_delete=models.CASCADE, related_name="submissions"
     )
     code = models.TextField()
+    scratch = models.TextField(
+        blank=True, default="", help_text="Try your own input: the lines run after the code."
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     queue = models.CharField(max_length=3, choices=Queue.choices, default=Queue.CPU)
     mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.SUBMIT)
@@ -135,6 +141,19 @@ class Submission(models.Model):
         return (
             not self.finished and self.deadline_at is not None and self.deadline_at < timezone.now()
         )
+
+    @property
+    def certain_diagnosis(self) -> dict[str, str] | None:
+        """The diagnosis a learner is shown: only a certain one (the outputs matched a known
+        mistake's on every failing check; older rows may hold a "pattern" guess, never shown
+        since issue 27), with the misconception worded as a belief the learner may hold."""
+        found = self.diagnosis
+        if not isinstance(found, dict) or found.get("confidence") != "outputs":
+            return None
+        misconception = found.get("misconception")
+        if not isinstance(misconception, str) or not misconception:
+            return None
+        return {**found, "belief": as_belief(misconception)}
 
     # The transitions. Each sets every field that goes with its status and saves them (a new row
     # is inserted whole); the caller holds the row's lock where another process could race it.
@@ -220,3 +239,18 @@ class Submission(models.Model):
         self.finished_at = now
         self.deadline_at = None
         self._save_fields(["status", "message", "finished_at", "deadline_at"])
+
+
+# A first word kept as written: a name, not the start of a sentence.
+_NAMES = {"Adam", "AdamW", "Python", "Llama", "Kaiming", "Xavier", "Gaussian", "Hopper", "I"}
+
+
+def as_belief(misconception: str) -> str:
+    """ "You may be assuming that ..." around a misconception the bank states as a sentence. The
+    first letter is lowered only for a plain capitalised word, never for code or a name
+    (`F.mse_loss`, `PyTorch`, `LSTM`, `Adam`)."""
+    text = misconception.strip()
+    first = text.split(" ", 1)[0]
+    if first[:1].isupper() and first[1:].isalpha() and first[1:].islower() and first not in _NAMES:
+        text = text[0].lower() + text[1:]
+    return f"You may be assuming that {text}"

@@ -76,9 +76,11 @@ def submission_create(
     code: str,
     mode: str = Submission.Mode.SUBMIT,
     idempotency_key: str = "",
+    scratch: str = "",
 ) -> Submission:
     """Store a submission and enqueue its grading once the row is committed. `mode` "examples"
-    runs only the visible checks; such a run is never scored and never solves the question.
+    runs only the visible checks; "scratch" runs the code then `scratch`, the learner's own lines,
+    and shows what they print. Neither is ever scored nor solves the question.
 
     Preconditions: `question` is visible to `user`. Raises ValidationError naming the field."""
     exercise = getattr(question, "exercise", None)
@@ -92,7 +94,14 @@ def submission_create(
     if not code.strip():
         raise ValidationError({"code": "The code is empty."})
     if mode not in Submission.Mode.values:
-        raise ValidationError({"mode": "Use submit or examples."})
+        raise ValidationError({"mode": "Use submit, examples or scratch."})
+    if mode == Submission.Mode.SCRATCH:
+        if not scratch.strip():
+            raise ValidationError({"scratch": "Write a few lines that call your code."})
+        if len(scratch.encode("utf-8")) > MAX_CODE_BYTES:
+            raise ValidationError({"scratch": f"Your lines are over {MAX_CODE_BYTES >> 10} KiB."})
+    elif scratch:
+        raise ValidationError({"scratch": "Your own lines run only with mode scratch."})
     _spend_budget(user=user)
     submission = Submission(
         user=user,
@@ -100,6 +109,7 @@ def submission_create(
         code=code,
         queue=exercise.queue,
         mode=mode,
+        scratch=scratch,
         idempotency_key=idempotency_key,
     )
     submission.full_clean()
@@ -155,6 +165,7 @@ def submission_grade(*, submission_id: int, worker: str) -> Submission | None:
         return submission
     exercise = submission.question.exercise
     examples = submission.mode == Submission.Mode.EXAMPLES
+    scored = submission.mode == Submission.Mode.SUBMIT
     with _lease(submission_id=submission.pk, tries=submission.tries):
         verdict, learners_fault = _grade_in_sandbox(submission, exercise, examples=examples)
     with transaction.atomic():
@@ -164,7 +175,7 @@ def submission_grade(*, submission_id: int, worker: str) -> Submission | None:
         if current is None or current.finished:
             return current  # another run of the same code finished first; it was scored once
         _store_verdict(current, exercise, verdict)
-        if learners_fault and not examples:  # the grader's own failure is never scored
+        if learners_fault and scored:  # the grader's own failure is never scored
             counted = learning.verdict_record(submission=current)
             now = current.finished_at or timezone.now()
             if counted and not review.code_review_verdict(submission=current, now=now):
@@ -231,7 +242,10 @@ def _grade_in_sandbox(
 ) -> tuple[dict[str, Any], bool]:
     """The verdict, and whether it is the learner's (False: the exercise or the grader failed)."""
     try:
-        verdict = grader_client.grade(exercise, submission.code, examples=examples)
+        if submission.mode == Submission.Mode.SCRATCH:
+            verdict = grader_client.scratch_run(exercise, submission.code, submission.scratch)
+        else:
+            verdict = grader_client.grade(exercise, submission.code, examples=examples)
     except JobError as exc:
         # The exercise itself is broken (saved past validation, or a bank bug): the learner gets a
         # final answer at once, and the curators a log line naming the exercise.
@@ -265,6 +279,7 @@ def _store_verdict(submission: Submission, exercise: Exercise, verdict: dict[str
                 "status": c["status"],
                 "message": c.get("message", ""),
                 "visible": c.get("visible", False),
+                **_counterexample(c.get("counterexample")),
             }
             for c in verdict.get("checks", [])
         ],
@@ -276,15 +291,32 @@ def _store_verdict(submission: Submission, exercise: Exercise, verdict: dict[str
 
 
 def _diagnosis(exercise: Exercise, found: Any) -> dict[str, str] | None:
-    """The learner-facing diagnosis: the misconception and hint the matching wrong solution
-    declares (never its code or name)."""
-    if not isinstance(found, dict):
+    """The learner-facing diagnosis: the misconception, hint and (where the bank has one) the
+    correction the matching wrong solution declares, never its code or name. Only a certain
+    match ("outputs"): the grader no longer guesses from the set of failing checks."""
+    if not isinstance(found, dict) or found.get("confidence") != "outputs":
         return None
     code = exercise.wrong_solutions.get(found.get("wrong"))
     notes = wrong_solution_notes(code) if isinstance(code, str) else None
-    if notes is None or found.get("confidence") not in ("outputs", "pattern"):
+    if notes is None:
         return None
-    return {**notes, "confidence": found["confidence"]}
+    return {**notes, "confidence": "outputs"}
+
+
+_COUNTEREXAMPLE_TEXT = ("family", "where", "input", "expected", "got", "property", "detail")
+
+
+def _counterexample(found: Any) -> dict[str, Any]:
+    """A check's smallest failing generated case as the grader described it (grader/feedback.py),
+    kept to its known fields, each text bounded."""
+    if not isinstance(found, dict):
+        return {}
+    kept: dict[str, Any] = {
+        key: found[key][:2000] for key in _COUNTEREXAMPLE_TEXT if isinstance(found.get(key), str)
+    }
+    if isinstance(found.get("size"), int):
+        kept["size"] = found["size"]
+    return {"counterexample": kept} if "family" in kept and "expected" in kept else {}
 
 
 LOST_IN_PROCESS = (

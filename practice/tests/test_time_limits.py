@@ -72,3 +72,27 @@ def test_a_run_of_the_examples_only_does_not_fit_the_limit(
     assert api.get(f"/api/submissions/{response.json()['id']}/").json()["status"] == "passed"
     exercise.refresh_from_db()
     assert exercise.reference_seconds is None  # only a run of every check measures it
+
+
+def test_the_verdict_that_measured_the_reference_restates_the_limit_the_next_run_gets(
+    client, user, exercise, eager, django_capture_on_commit_callbacks
+):
+    from practice.grader_client import exercise_job
+    from practice.models import Submission
+
+    client.force_login(user)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            "/questions/double-it/submissions/",
+            {"code": RIGHT, "mode": "submit"},
+            headers={"HX-Request": "true"},
+        )
+    submission = Submission.objects.get()
+    html = client.get(f"/submissions/{submission.pk}/", headers={"HX-Request": "true"})
+    exercise.refresh_from_db()
+    applies = exercise_job(exercise, RIGHT)["time_limit"]
+    assert applies < 10  # measured now: the page loaded before said 10 s
+    assert (
+        f'<p class="small muted" id="time-limit" hx-swap-oob="true">Time limit: {applies:g} s a '
+        "run, fitted to this exercise"
+    ) in html.content.decode()

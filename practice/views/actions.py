@@ -231,13 +231,15 @@ def _submit(request, slug: str):
         return _sign_in_first(request, f"{_question_url(question)}#exercise")
     form = SubmissionForm(request.POST)
     submission, error = None, ""
+    mode = request.POST.get("mode") or Submission.Mode.SUBMIT
     if form.is_valid():
         try:
             submission = submissions.submission_create(
                 user=request.user,
                 question=question,
                 code=form.cleaned_data["code"],
-                mode=request.POST.get("mode") or Submission.Mode.SUBMIT,
+                mode=mode,
+                scratch=form.cleaned_data["scratch"] if mode == Submission.Mode.SCRATCH else "",
             )
         except ValidationError as exc:
             error = " ".join(m for ms in exc.message_dict.values() for m in ms)

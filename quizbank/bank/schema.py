@@ -186,7 +186,8 @@ _NOTE_RE = re.compile(r"^(Misconception|Hint|Correction):", re.MULTILINE)
 
 def wrong_solution_notes(code: str) -> dict[str, str] | None:
     """The misconception and hint a wrong solution declares in its opening docstring
-    (`Misconception: ...` then `Hint: ...`), or None when either is missing or empty."""
+    (`Misconception: ...` then `Hint: ...`, and `correction` when a `Correction: ...` follows),
+    or None when the misconception or the hint is missing or empty."""
     try:
         docstring = ast.get_docstring(ast.parse(code), clean=True)
     except SyntaxError:
@@ -200,7 +201,10 @@ def wrong_solution_notes(code: str) -> dict[str, str] | None:
     }
     if not notes.get("misconception") or not notes.get("hint"):
         return None
-    return {"misconception": notes["misconception"], "hint": notes["hint"]}
+    found = {"misconception": notes["misconception"], "hint": notes["hint"]}
+    if notes.get("correction"):
+        found["correction"] = notes["correction"]
+    return found
 
 
 def exercise_errors(exercise: dict[str, Any]) -> Errors:

@@ -350,7 +350,11 @@ def test_a_correction_line_is_not_read_as_part_of_the_hint():
         '"""Misconception: Doubling adds two.\n\nHint: Try 3.\n\n'
         'Correction: Doubling multiplies by two.\n"""\n'
     )
-    assert wrong_solution_notes(code) == {"misconception": "Doubling adds two.", "hint": "Try 3."}
+    assert wrong_solution_notes(code) == {
+        "misconception": "Doubling adds two.",
+        "hint": "Try 3.",
+        "correction": "Doubling multiplies by two.",
+    }
 
 
 def test_check_code_that_compares_in_the_sandbox_is_rejected(good_bank, capsys):

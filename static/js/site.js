@@ -91,19 +91,26 @@ window.addEventListener("pageshow", (event) => {
   if (event.persisted) syncFiltersFromAddress(); // the browser's back-forward cache
 });
 
-// The exercise form: Ctrl/Cmd+Enter runs the examples, Ctrl/Cmd+Shift+Enter submits. Listening in
-// the capture phase on the document puts this before the editor's own key handling.
+// A code form (the question page, a review card, a mock interview): Ctrl/Cmd+Enter runs the
+// examples, Ctrl/Cmd+Shift+Enter submits. The shortcut clicks the button, exactly as a mouse would:
+// htmx sends the clicked button's name and value (mode=examples or mode=submit) only for a click
+// it saw, so form.requestSubmit(button) sent no mode and the server took it for a scored
+// submission (issue 27). A form without a "run examples" button ignores Ctrl+Enter rather than
+// submitting. Listening in the capture phase on the document puts this before the editor's own
+// key handling, whose fallback would submit the form.
 document.addEventListener(
   "keydown",
   (event) => {
     if (event.key !== "Enter" || !(event.ctrlKey || event.metaKey)) return;
-    const form = event.target.closest && event.target.closest("#submit-form");
-    if (!form) return;
-    const button = form.querySelector(event.shiftKey ? "#submit-code" : "#run-examples");
-    if (!button) return;
+    const form = event.target.closest && event.target.closest("form");
+    if (!form || !form.querySelector("textarea[data-editor]")) return;
     event.preventDefault();
     event.stopPropagation();
-    form.requestSubmit(button);
+    // Inside "Try your own input", Ctrl+Enter runs those lines (also free).
+    const scope = event.target.closest("[data-shortcut-scope]");
+    const free = (scope && scope.querySelector("[data-shortcut=run]")) || form.querySelector("[data-shortcut=examples]");
+    const button = event.shiftKey ? form.querySelector("[data-shortcut=submit]") : free;
+    if (button && !button.disabled) button.click();
   },
   true,
 );

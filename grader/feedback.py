@@ -1,0 +1,202 @@
+"""What a failing check on generated inputs tells the learner (issue 27): the smallest generated
+input on which the submission differs from the reference, what was expected and what came back,
+the property that differs, and in plain words the stress family it belongs to.
+
+Only for checks built on ``gen.each`` (generated inputs, on seed 0 for a visible example or on a
+per-run seed for a hidden check): a fixed hidden check's inputs are never shown. Everything here is
+decided in the trusted zygote from values already decoded and walked (values.unsupported); the
+inputs come from the reference's run, never from the submission's.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import torch
+from torch._tensor_str import printoptions
+
+from grader import compare
+
+# The family of a generated case, in the learner's words: what the input is like. A table, never a
+# guess: a family missing here (a check's own, from gen.cases) is named as it is.
+FAMILY_WORDS: dict[str, str] = {
+    "empty": "the input is empty (a dimension of size 0)",
+    "single": "every dimension of the input has size 1",
+    "batch-of-one": "the batch holds a single item",
+    "ordinary": "the input is ordinary random values",
+    "offset": "the values are large (around 1e4) and close together",
+    "overflow": "the values are large enough that exp() overflows in this dtype",
+    "ties": "values are tied (small integers, a whole row equal)",
+    "near-ties": "values are nearly tied (a few units in the last place apart)",
+    "non-contiguous": "the input is a non-contiguous view (a transposed tensor)",
+    "expanded": "the input is expanded (its rows share one row of storage, stride 0)",
+    "nonfinite": "the input holds NaN or infinite values",
+    "many-classes": "the last dimension is wide (257 classes)",
+    "one-class": "every label is the same class",
+    "edge-classes": "the labels are the first and the last class",
+}
+# What kind of problem it is, said only when the ordinary cases pass and nothing but these
+# families fails (stress_summary): then the family is the whole difference.
+FAMILY_PROBLEM: dict[str, str] = {
+    "offset": "a precision or overflow problem",
+    "overflow": "a numerical-stability problem",
+    "empty": "an edge-size problem",
+    "single": "an edge-size problem",
+    "batch-of-one": "an edge-size problem",
+    "non-contiguous": "a stride or view problem",
+    "expanded": "a stride or in-place problem",
+    "ties": "a tie-breaking problem",
+    "near-ties": "a tie-breaking or rounding problem",
+}
+ORDINARY = "ordinary"
+MAX_LINES = 8  # of one shown value
+MAX_LINE = 96  # characters of one shown line
+_PRECISION = {torch.float64: 10, torch.complex128: 10, torch.float32: 6, torch.complex64: 6}
+
+
+# gen.each gives an exception's class name for a case that raised (as ``raises`` does).
+_EXCEPTION_NAME = re.compile(r"[A-Z]\w*(Error|Exception|Warning|Interrupt|Exit)")
+
+
+def _is_exception_name(value: Any) -> bool:
+    return type(value) is str and _EXCEPTION_NAME.fullmatch(value) is not None
+
+
+def family_words(family: str) -> str:
+    return FAMILY_WORDS.get(family, f"the case family is {family!r}")
+
+
+def shown(value: Any) -> str:
+    """A bounded, multi-line text of ``value`` whose indentation survives: at most MAX_LINES lines
+    of at most MAX_LINE characters, cut at line ends; tensors printed with enough digits for their
+    dtype to show a float32 rounding in a float64 value."""
+    if type(value) is tuple and len(value) > 1:
+        parts = [shown(item) for item in value[:4]]
+        text = "\n".join(f"argument {i + 1}: {part}" for i, part in enumerate(parts))
+    elif type(value) is tuple and value:
+        text = shown(value[0])
+    elif type(value) is torch.Tensor and math.prod(min(n, 6) for n in value.shape) <= 512:
+        with printoptions(
+            threshold=36,
+            edgeitems=3,
+            precision=_PRECISION.get(value.dtype, 4),
+            linewidth=MAX_LINE - 4,
+        ):
+            text = repr(value)[: MAX_LINES * MAX_LINE * 2]
+    else:
+        text = compare.short_repr(value, MAX_LINES * MAX_LINE)
+    lines = text.splitlines()
+    cut = [line if len(line) <= MAX_LINE else line[: MAX_LINE - 3] + "..." for line in lines]
+    if len(cut) > MAX_LINES:
+        cut = [*cut[: MAX_LINES - 1], "..."]
+    return "\n".join(cut)
+
+
+def property_of(want: Any, got: Any) -> str:
+    """Which property of one case's output differs: exception, type, dtype, shape, length, keys,
+    non-finite or value (of the first part that differs, inside lists and dicts)."""
+    if _is_exception_name(want) or _is_exception_name(got):
+        return "exception"
+    if type(want) is not type(got):
+        return "type"
+    if type(want) is torch.Tensor:
+        if want.dtype != got.dtype:
+            return "dtype"
+        if want.shape != got.shape:
+            return "shape"
+        if want.is_floating_point() or want.is_complex():
+            bad = ~torch.isfinite(got) & torch.isfinite(want)
+            if bool(bad.any()):
+                return "non-finite values"
+        return "value"
+    if type(want) in (list, tuple):
+        if len(want) != len(got):
+            return "length"
+        for one_want, one_got in zip(want, got, strict=True):
+            if compare.difference(one_want, one_got, rtol=None, atol=None, reveal=False):
+                return property_of(one_want, one_got)
+        return "value"
+    if type(want) is dict:
+        if want.keys() != got.keys():
+            return "keys"
+        for key in want:
+            if compare.difference(want[key], got[key], rtol=None, atol=None, reveal=False):
+                return property_of(want[key], got[key])
+    return "value"
+
+
+def counterexample(
+    check: dict[str, Any],
+    want: list[Any],
+    got: list[Any],
+    cases: list[tuple[str, int]],
+    inputs: list[Any] | None,
+) -> dict[str, Any] | None:
+    """The smallest case (by size, then order) on which ``got`` differs from ``want``, both one
+    output per case; with the families that fail and those that pass."""
+    failing: list[int] = []
+    for index, (one_want, one_got) in enumerate(zip(want, got, strict=True)):
+        if compare.difference(
+            one_want, one_got, rtol=check["rtol"], atol=check["atol"], reveal=False
+        ):
+            failing.append(index)
+    if not failing:
+        return None
+    smallest = min(failing, key=lambda i: (cases[i][1], i))
+    family, size = cases[smallest]
+    one_want, one_got = want[smallest], got[smallest]
+    given = None if inputs is None else inputs[smallest]
+    passing = [cases[i][0] for i in range(len(cases)) if i not in failing]
+    detail = compare.difference(
+        one_want, one_got, rtol=check["rtol"], atol=check["atol"], reveal=False
+    )
+    return {
+        "family": family,
+        "size": size,
+        "where": family_words(family),
+        "input": None if given is None else shown(given),
+        "expected": shown(one_want),
+        "got": shown(one_got),
+        "property": property_of(one_want, one_got),
+        "detail": detail or "",
+        "failing_families": _unique(cases[i][0] for i in failing),
+        "passing_families": _unique(passing),
+    }
+
+
+def _unique(items: Any) -> list[str]:
+    seen: list[str] = []
+    for item in items:
+        if item not in seen:
+            seen.append(item)
+    return seen
+
+
+def _with_problem(family: str) -> str:
+    problem = FAMILY_PROBLEM.get(family)
+    return f"{family_words(family)}: {problem}" if problem else family_words(family)
+
+
+def stress_summary(entries: list[dict[str, Any]]) -> str | None:
+    """One sentence when every failing check failed on generated stress cases only, while the
+    ordinary cases passed: which families, in the table's words. None otherwise."""
+    failing = [e for e in entries if e["status"] not in ("passed", "skipped")]
+    if not failing or not all("counterexample" in e for e in failing):
+        return None
+    families: list[str] = []
+    ordinary_passed = False
+    for entry in entries:
+        example = entry.get("counterexample")
+        if example is None:
+            continue
+        if ORDINARY in example["failing_families"]:
+            return None
+        ordinary_passed = ordinary_passed or ORDINARY in example["passing_families"]
+        families += [f for f in example["failing_families"] if f not in families]
+    if not ordinary_passed or not families:
+        return None
+    words = "; or when ".join(_with_problem(f) for f in families[:3])
+    more = f" (and {len(families) - 3} more kinds of input)" if len(families) > 3 else ""
+    return f"Matches on ordinary inputs; differs when {words}{more}."
