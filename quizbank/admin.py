@@ -5,7 +5,7 @@ import yaml
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
 from django.forms.fields import InvalidJSONInput
 from django.shortcuts import get_object_or_404, redirect, render
@@ -18,7 +18,7 @@ from grader.jobs import JobError
 
 from .bank.files import dump_yaml, parse_yaml
 from .bank.schema import exercise_errors
-from .models import Application, Exercise, Hint, Question, QuickCheck, Topic
+from .models import VERIFY_PERMISSION, Application, Exercise, Hint, Question, QuickCheck, Topic
 
 
 class CurationForm(forms.ModelForm):
@@ -254,6 +254,17 @@ class QuestionAdmin(YAMLFieldsMixin, SimpleHistoryAdmin):
         ),
     ]
 
+    def changelist_view(self, request, extra_context=None):
+        """An action this account is not offered is refused outright (403), not ignored."""
+        action = request.POST.get("action") if request.method == "POST" else None
+        if action and action not in self.get_actions(request):
+            raise PermissionDenied(f"You may not {action.replace('_', ' ')} questions.")
+        return super().changelist_view(request, extra_context)
+
+    def has_verify_permission(self, request) -> bool:
+        """Verify runs exercise code in the grader: its own permission, not `change`."""
+        return request.user.has_perm(f"quizbank.{VERIFY_PERMISSION}")
+
     def get_urls(self):
         preview = self.admin_site.admin_view(self.preview_view)
         return [
@@ -304,25 +315,28 @@ class QuestionAdmin(YAMLFieldsMixin, SimpleHistoryAdmin):
             obj.author = request.user
         super().save_model(request, obj, form, change)
 
-    @admin.action(description="Send to review")
+    @admin.action(description="Send to review", permissions=["change"])
     def send_to_review(self, request, queryset):
         for question in queryset:
             question.send_to_review()
         self.message_user(request, f"{len(queryset)} question(s) sent to review.", messages.SUCCESS)
 
-    @admin.action(description="Publish")
+    @admin.action(description="Publish", permissions=["change"])
     def publish(self, request, queryset):
         for question in queryset:
             question.publish(reviewer=request.user)
         self.message_user(request, f"{len(queryset)} question(s) published.", messages.SUCCESS)
 
-    @admin.action(description="Archive")
+    @admin.action(description="Archive", permissions=["change"])
     def archive(self, request, queryset):
         for question in queryset:
             question.archive()
         self.message_user(request, f"{len(queryset)} question(s) archived.", messages.SUCCESS)
 
-    @admin.action(description="Verify the exercise: grade reference, starter and wrong solutions")
+    @admin.action(
+        description="Verify the exercise: grade reference, starter and wrong solutions",
+        permissions=["verify"],
+    )
     def verify(self, request, queryset):
         """Grade the reference, the starter and every wrong solution in the sandbox and show each
         verdict, so curators can try an exercise before publishing it. Grading is the learner

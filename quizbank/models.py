@@ -255,6 +255,10 @@ class Queue(models.TextChoices):
     GPU = "gpu", "GPU"
 
 
+# The permission the admin's Verify needs (it runs an exercise's code in the grader).
+VERIFY_PERMISSION = "verify_exercise"
+
+
 class Exercise(models.Model):
     """The code part of a code question. `checks`, `solution_code` and `wrong_solutions` are for the
     grader and staff only: no learner-facing serializer or template may read them.
@@ -304,6 +308,7 @@ class Exercise(models.Model):
     history = HistoricalRecords()
 
     class Meta:
+        permissions = [(VERIFY_PERMISSION, "Can verify exercises in the grader")]
         constraints = [
             models.CheckConstraint(
                 condition=Q(queue__in=limits.QUEUES), name="exercise_queue_valid"
