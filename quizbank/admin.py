@@ -8,6 +8,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
 from django.forms.fields import InvalidJSONInput
+from django.http import QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.utils.html import format_html
@@ -21,6 +22,19 @@ from .bank.schema import exercise_errors
 from .models import VERIFY_PERMISSION, Application, Exercise, Hint, Question, QuickCheck, Topic
 
 
+def _lf(value: Any) -> Any:
+    return value.replace("\r\n", "\n").replace("\r", "\n") if isinstance(value, str) else value
+
+
+def _lf_data(data: Any) -> Any:
+    if isinstance(data, QueryDict):
+        copy = data.copy()
+        for key in copy:
+            copy.setlist(key, [_lf(v) for v in data.getlist(key)])
+        return copy
+    return {key: _lf(value) for key, value in data.items()}
+
+
 class CurationForm(forms.ModelForm):
     """Browsers send a text area's lines with CRLF; the bank's files use LF. And a form field strips
     the trailing newline the bank's text keeps. Without this, every save in the admin would rewrite
@@ -28,6 +42,10 @@ class CurationForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        if self.is_bound:
+            # Normalised before anything reads it, has_changed() included: text sent back
+            # unchanged must compare equal, or every save would write history nobody made.
+            self.data = _lf_data(self.data)
         for field in self.fields.values():
             if isinstance(field, forms.CharField) and isinstance(field.widget, forms.Textarea):
                 field.strip = False
@@ -50,6 +68,10 @@ class YAMLField(forms.JSONField):
 
     def __init__(self, *, texts: bool = False, **kwargs: Any) -> None:
         self.texts = texts
+        # Compared with the stored value, not with a hidden copy of the initial one (which Django
+        # adds for a callable default): a form posted without that copy would otherwise count as
+        # changed, and write history for an edit nobody made.
+        kwargs["show_hidden_initial"] = False
         super().__init__(**kwargs)
 
     def to_python(self, value: Any) -> Any:
@@ -82,6 +104,8 @@ class YAMLField(forms.JSONField):
         return dump_yaml(value).removesuffix("...\n")
 
     def has_changed(self, initial: Any, data: Any) -> bool:
+        if isinstance(data, str) and not data.strip() and initial in (None, [], {}):
+            return False  # an empty box over an empty default (a new inline left blank)
         try:
             return self.to_python(data) != initial
         except ValidationError:
@@ -311,6 +335,8 @@ class QuestionAdmin(YAMLFieldsMixin, SimpleHistoryAdmin):
         return format_html('<a href="{}" target="_blank">See it as a learner will</a>', url)
 
     def save_model(self, request, obj, form, change):
+        if change and not form.has_changed():
+            return  # nothing to write: no history entry, no new updated_at
         if not change and obj.author is None:
             obj.author = request.user
         super().save_model(request, obj, form, change)
