@@ -1,3 +1,4 @@
+from datetime import timedelta
 from itertools import chain
 from typing import Any
 
@@ -11,6 +12,7 @@ from django.forms.fields import InvalidJSONInput
 from django.http import QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.module_loading import import_string
 from simple_history.admin import SimpleHistoryAdmin
@@ -251,13 +253,52 @@ class ExerciseInline(YAMLFieldsMixin, admin.StackedInline):
         return f"{limit}: {rule}, up to the limit above (it took {measured:.3f} s)"
 
 
+# How long an exercise's grader error stays "recent" in the admin.
+RECENT_FAULT = timedelta(days=7)
+
+
+class GraderErrorFilter(admin.SimpleListFilter):
+    """Exercises the grader found broken while grading learners' code (their attempts were not
+    counted): what the staff must fix first."""
+
+    title = "grader errors"
+    parameter_name = "grader_errors"
+
+    def lookups(self, request, model_admin):
+        return [("recent", "In the last 7 days"), ("ever", "Ever")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "recent":
+            return queryset.filter(exercise__fault_at__gte=timezone.now() - RECENT_FAULT)
+        if self.value() == "ever":
+            return queryset.filter(exercise__fault_at__isnull=False)
+        return queryset
+
+
 @admin.register(Question)
 class QuestionAdmin(YAMLFieldsMixin, SimpleHistoryAdmin):
-    list_display = ["title", "slug", "status", "difficulty", "kind", "primary_topic", "updated_at"]
+    list_display = [
+        "title",
+        "slug",
+        "status",
+        "difficulty",
+        "kind",
+        "primary_topic",
+        "updated_at",
+        "grader_error",
+    ]
     ordering = ["-updated_at"]  # what a curator just worked on comes first
-    list_filter = ["status", "primary_topic", "topics", "difficulty", "kind", "applications"]
+    list_filter = [
+        "status",
+        GraderErrorFilter,
+        "primary_topic",
+        "topics",
+        "difficulty",
+        "kind",
+        "applications",
+    ]
     search_fields = ["slug", "title", "prompt", "answer"]
-    list_select_related = ["primary_topic"]
+    list_select_related = ["primary_topic", "exercise"]
     prepopulated_fields = {"slug": ["title"]}
     filter_horizontal = ["topics", "applications"]
     readonly_fields = ["created_at", "updated_at", "published_at", "preview_link"]
@@ -326,6 +367,15 @@ class QuestionAdmin(YAMLFieldsMixin, SimpleHistoryAdmin):
         quick checks and the exercise with a working editor, exactly as learners will get them."""
         question = get_object_or_404(Question.objects.all(), pk=pk)
         return redirect(f"{question.get_absolute_url()}?preview=1")
+
+    @admin.display(description="Recent grader error")
+    def grader_error(self, obj: Question) -> str:
+        exercise = getattr(obj, "exercise", None)
+        if exercise is None or exercise.fault_at is None:
+            return "-"
+        if exercise.fault_at < timezone.now() - RECENT_FAULT:
+            return "-"
+        return f"{exercise.fault_at:%Y-%m-%d %H:%M}: {exercise.fault[:200]}"
 
     @admin.display(description="Preview")
     def preview_link(self, obj):

@@ -305,7 +305,12 @@ class Exercise(models.Model):
         help_text=f"From {limits.MIN_MEMORY_MB} to {limits.MAX_MEMORY_MB} MiB.",
     )
 
-    history = HistoricalRecords()
+    # The last time the grader found this exercise itself at fault while grading a learner's
+    # code (the attempt was not counted), and why: the admin lists exercises with recent faults.
+    fault_at = models.DateTimeField(null=True, blank=True, editable=False)
+    fault = models.TextField(blank=True, editable=False)
+
+    history = HistoricalRecords(excluded_fields=["fault_at", "fault"])
 
     class Meta:
         permissions = [(VERIFY_PERMISSION, "Can verify exercises in the grader")]
@@ -364,6 +369,12 @@ class Exercise(models.Model):
             reference_digest=digest, reference_seconds__isnull=False
         ).update(reference_seconds=seconds, reference_digest=digest)
         self.reference_seconds, self.reference_digest = seconds, digest
+
+    def record_fault(self, reason: str, *, now: Any = None) -> None:
+        """The grader found this exercise broken while grading a learner's code: keep the reason
+        for the staff (the admin's "grader errors" filter and column)."""
+        self.fault_at, self.fault = now or timezone.now(), reason
+        Exercise.objects.filter(pk=self.pk).update(fault_at=self.fault_at, fault=reason)
 
     @property
     def visible_checks(self) -> list[dict[str, Any]]:

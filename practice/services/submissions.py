@@ -47,6 +47,8 @@ GRADER_FAILED = (
     "code, and it does not count as an attempt. Your code was kept; please submit again. "
     "(Reason: {reason})"
 )
+# A verdict on the exercise rather than on the code: never scored, and the staff are told.
+EXERCISE_BROKEN = "This exercise is being fixed; your attempt is not counted; staff have been told."
 GRADED_ON_CPU = (
     "Graded on the CPU because this site has no GPU worker; GPU-only checks were skipped."
 )
@@ -232,17 +234,10 @@ def _grade_in_sandbox(
     """The verdict, and whether it is the learner's (False: the exercise or the grader failed)."""
     try:
         verdict = grader_client.grade(exercise, submission.code, examples=examples)
-    except JobError as exc:
-        # The exercise itself is broken (saved past validation, or a bank bug): the learner gets a
-        # final answer at once, and the curators a log line naming the exercise.
-        log.error("exercise %s cannot be graded: %s", submission.question.slug, exc)
-        return {
-            "status": Submission.Status.ERROR,
-            "message": (
-                "This exercise cannot be graded right now: it is being fixed. Your code was kept; "
-                f"submit again later. (Reason: {exc})"
-            ),
-        }, False
+    except JobError as exc:  # the grader refuses the exercise's job (a bank bug)
+        return _exercise_broken(submission, exercise, f"the grader refuses its job: {exc}"), False
+    if verdict.get("exercise_fault"):
+        return _exercise_broken(submission, exercise, verdict.get("message", "")), False
     if verdict.get("grader_failed"):
         # The sandbox itself failed, on a fresh zygote too (grader/client.py retried it): the
         # grader's fault, stated as such and never scored.
@@ -250,6 +245,19 @@ def _grade_in_sandbox(
         reason = verdict.get("message", "")
         return {**verdict, "message": GRADER_FAILED.format(reason=reason), "checks": []}, False
     return verdict, True
+
+
+def _exercise_broken(submission: Submission, exercise: Exercise, reason: str) -> dict[str, Any]:
+    """The exercise itself is at fault: the learner gets a final answer at once that says their
+    attempt is not counted; the staff a log line and the exercise's fault (the admin's filter)."""
+    log.error(
+        "exercise %s is broken (submission %s not counted): %s",
+        submission.question.slug,
+        submission.pk,
+        reason,
+    )
+    exercise.record_fault(reason)
+    return {"status": Submission.Status.ERROR, "message": EXERCISE_BROKEN, "checks": []}
 
 
 def _store_verdict(submission: Submission, exercise: Exercise, verdict: dict[str, Any]) -> None:
