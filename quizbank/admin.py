@@ -9,15 +9,13 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
 from django.forms.fields import InvalidJSONInput
-from django.http import QueryDict
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import JsonResponse, QueryDict
+from django.shortcuts import get_object_or_404, redirect
 from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.module_loading import import_string
 from simple_history.admin import SimpleHistoryAdmin
-
-from grader.jobs import JobError
 
 from .bank.files import dump_yaml, parse_yaml
 from .bank.schema import exercise_errors
@@ -216,17 +214,37 @@ class QuickCheckInline(YAMLFieldsMixin, admin.StackedInline):
     ordering = ["order"]
 
 
+def version_summary(exercise: Exercise) -> str:
+    """The newest version's state for curators, and which version learners get meanwhile."""
+    latest, live = exercise.latest_version, exercise.live_version
+    if latest is None:
+        return "No version yet: save the exercise or press Verify."
+    text = f"Version {latest.number}: {latest.get_state_display().lower()}"
+    if latest.state == latest.State.VERIFYING and latest.progress:
+        text += f" ({latest.progress})"
+    if latest.state == latest.State.FAILED:
+        text += ". " + " ".join(f"{reason}." for reason in latest.reasons)
+    if live is None:
+        text += ". Learners get no version yet: none is verified."
+    elif live.pk != latest.pk:
+        text += f". Learners get version {live.number} until this one is verified."
+    else:
+        text += ". Learners get this version."
+    return text
+
+
 class ExerciseInline(YAMLFieldsMixin, admin.StackedInline):
     model = Exercise
     form = ExerciseForm
     extra = 0
     max_num = 1
-    readonly_fields = ["learners_time_limit"]
+    readonly_fields = ["version_state", "learners_time_limit"]
     fieldsets = [
         (
             None,
             {
                 "fields": [
+                    "version_state",
                     "queue",
                     "time_limit",
                     "learners_time_limit",
@@ -240,6 +258,18 @@ class ExerciseInline(YAMLFieldsMixin, admin.StackedInline):
             {"fields": ["solution_code", "checks", "forbid", "wrong_solutions"]},
         ),
     ]
+
+    @admin.display(description="Version")
+    def version_state(self, exercise: Exercise) -> str:
+        if exercise.pk is None:
+            return "-"
+        latest = exercise.latest_version
+        return format_html(
+            '<div id="exercise-version" data-url="{}" data-state="{}">{}</div>',
+            reverse("admin:quizbank_question_version_state", args=[exercise.question_id]),
+            latest.state if latest else "",
+            version_summary(exercise),
+        )
 
     @admin.display(description="Learners' time limit")
     def learners_time_limit(self, exercise: Exercise) -> str:
@@ -305,6 +335,10 @@ class QuestionAdmin(YAMLFieldsMixin, SimpleHistoryAdmin):
     form = CurationForm
     inlines = [HintInline, QuickCheckInline, ExerciseInline]
     object_history_template = "admin/quizbank/question/object_history.html"
+
+    class Media:
+        js = ["js/admin_version_state.js"]  # the exercise's version state, live
+
     actions = ["send_to_review", "publish", "archive", "verify"]
     fieldsets = [
         (None, {"fields": ["title", "slug", "status", "preview_link"]}),
@@ -332,8 +366,10 @@ class QuestionAdmin(YAMLFieldsMixin, SimpleHistoryAdmin):
 
     def get_urls(self):
         preview = self.admin_site.admin_view(self.preview_view)
+        state = self.admin_site.admin_view(self.version_state_view)
         return [
             path("<int:pk>/preview/", preview, name="quizbank_question_preview"),
+            path("<int:pk>/version-state/", state, name="quizbank_question_version_state"),
             *super().get_urls(),
         ]
 
@@ -361,6 +397,39 @@ class QuestionAdmin(YAMLFieldsMixin, SimpleHistoryAdmin):
         )
         extra_context = {**(extra_context or {}), "part_history": parts}
         return super().history_view(request, object_id, extra_context=extra_context)
+
+    def version_state_view(self, request, pk):
+        """The exercise's version state as the change page polls it while the grader verifies."""
+        question = get_object_or_404(Question.objects.all(), pk=pk)
+        if not self.has_view_or_change_permission(request, question):
+            raise PermissionDenied
+        exercise = get_object_or_404(Exercise.objects.all(), question=question)
+        latest = exercise.latest_version
+        return JsonResponse(
+            {
+                "state": latest.state if latest else None,
+                "number": latest.number if latest else None,
+                "reasons": latest.reasons if latest else [],
+                "text": version_summary(exercise),
+            }
+        )
+
+    def save_related(self, request, form, formsets, change):
+        """An edit of the exercise becomes a new version, verified by the grader on a worker;
+        learners keep the verified one until then."""
+        super().save_related(request, form, formsets, change)
+        exercise = Exercise.objects.filter(question=form.instance).first()
+        if exercise is None:
+            return
+        version = exercise.version_create(by=request.user)
+        if version is not None:
+            import_string(settings.EXERCISE_VERIFICATION)(version.pk)
+            self.message_user(
+                request,
+                f"The exercise's edit is version {version.number}; the grader is verifying it. "
+                "Learners keep the last verified version until then.",
+                messages.INFO,
+            )
 
     def preview_view(self, request, pk):
         """The learner's page itself (staff see every status there), marked as a preview: hints,
@@ -414,28 +483,28 @@ class QuestionAdmin(YAMLFieldsMixin, SimpleHistoryAdmin):
         permissions=["verify"],
     )
     def verify(self, request, queryset):
-        """Grade the reference, the starter and every wrong solution in the sandbox and show each
-        verdict, so curators can try an exercise before publishing it. Grading is the learner
-        app's: settings.EXERCISE_VERIFIER names its function (this app imports nothing of it)."""
-        verify_exercise = import_string(settings.EXERCISE_VERIFIER)
-        reports = []
+        """Send each selected exercise's newest version (a new one if it was edited since) to a
+        grader worker for verification; the question's page shows the result when it lands.
+        Grading is the learner app's: settings.EXERCISE_VERIFICATION names the function that
+        sends it (this app imports nothing of it)."""
+        send = import_string(settings.EXERCISE_VERIFICATION)
+        sent = []
         for question in queryset.select_related("exercise").order_by("slug"):
             exercise = getattr(question, "exercise", None)
-            report: dict[str, Any] = {"question": question, "files": [], "error": ""}
             if exercise is None:
-                report["error"] = "This question has no code exercise."
-            else:
-                try:
-                    report["files"] = verify_exercise(exercise)
-                except JobError as exc:
-                    report["error"] = f"The grader refuses this exercise: {exc}"
-            report["files"] = [(f, f.problem()) for f in report["files"]]
-            report["ok"] = not report["error"] and all(p is None for _, p in report["files"])
-            reports.append(report)
-        context = {
-            **self.admin_site.each_context(request),
-            "title": "Verify exercises",
-            "reports": reports,
-            "opts": self.model._meta,
-        }
-        return render(request, "admin/quizbank/question/verify.html", context)
+                continue
+            version = exercise.version_create(by=request.user) or exercise.latest_version
+            if version is None:
+                continue
+            version.verification_restart()
+            send(version.pk)
+            sent.append(f"{question.slug} (version {version.number})")
+        if sent:
+            self.message_user(
+                request,
+                f"Sent to the grader for verification: {', '.join(sent)}. Each question's page "
+                "shows the result when it lands.",
+                messages.SUCCESS,
+            )
+        else:
+            self.message_user(request, "None of these questions has an exercise.", messages.WARNING)

@@ -21,7 +21,7 @@ from accounts.models import User
 from grader.jobs import JobError
 from grader.limits import MAX_OUTPUT_CHARS
 from quizbank.bank.schema import wrong_solution_notes
-from quizbank.models import Exercise, Question, Queue
+from quizbank.models import ExerciseVersion, Question, Queue
 
 from .. import grader_client
 from ..models import MAX_CODE_BYTES, Submission
@@ -49,6 +49,10 @@ GRADER_FAILED = (
 )
 # A verdict on the exercise rather than on the code: never scored, and the staff are told.
 EXERCISE_BROKEN = "This exercise is being fixed; your attempt is not counted; staff have been told."
+UNVERIFIED = (
+    "This exercise is waiting for the grader to verify it; your attempt is not counted. "
+    "Your code was kept; please submit again in a minute."
+)
 GRADED_ON_CPU = (
     "Graded on the CPU because this site has no GPU worker; GPU-only checks were skipped."
 )
@@ -155,17 +159,23 @@ def submission_grade(*, submission_id: int, worker: str) -> Submission | None:
     submission, ours = _grading_start(submission_id=submission_id, worker=worker)
     if submission is None or not ours:
         return submission
-    exercise = submission.question.exercise
+    # Learners are graded against the newest verified version; staff against the newest one.
+    version = submission.question.exercise.version_for(submission.user)
     examples = submission.mode == Submission.Mode.EXAMPLES
-    with _lease(submission_id=submission.pk, tries=submission.tries):
-        verdict, learners_fault = _grade_in_sandbox(submission, exercise, examples=examples)
+    if version is None:
+        log.warning("exercise %s has no verified version yet", submission.question.slug)
+        verdict: dict[str, Any] = {"status": Submission.Status.ERROR, "message": UNVERIFIED}
+        learners_fault = False
+    else:
+        with _lease(submission_id=submission.pk, tries=submission.tries):
+            verdict, learners_fault = _grade_in_sandbox(submission, version, examples=examples)
     with transaction.atomic():
         current = (
             Submission.objects.select_for_update(of=("self",)).filter(pk=submission.pk).first()
         )
         if current is None or current.finished:
             return current  # another run of the same code finished first; it was scored once
-        _store_verdict(current, exercise, verdict)
+        _store_verdict(current, version, verdict)
         if learners_fault and not examples:  # the grader's own failure is never scored
             counted = learning.verdict_record(submission=current)
             now = current.finished_at or timezone.now()
@@ -229,7 +239,7 @@ def _lease(*, submission_id: int, tries: int) -> Iterator[None]:
 
 
 def _grade_in_sandbox(
-    submission: Submission, exercise: Exercise, *, examples: bool
+    submission: Submission, exercise: ExerciseVersion, *, examples: bool
 ) -> tuple[dict[str, Any], bool]:
     """The verdict, and whether it is the learner's (False: the exercise or the grader failed)."""
     try:
@@ -247,22 +257,27 @@ def _grade_in_sandbox(
     return verdict, True
 
 
-def _exercise_broken(submission: Submission, exercise: Exercise, reason: str) -> dict[str, Any]:
+def _exercise_broken(
+    submission: Submission, version: ExerciseVersion, reason: str
+) -> dict[str, Any]:
     """The exercise itself is at fault: the learner gets a final answer at once that says their
     attempt is not counted; the staff a log line and the exercise's fault (the admin's filter)."""
     log.error(
-        "exercise %s is broken (submission %s not counted): %s",
+        "exercise %s is broken (version %s; submission %s not counted): %s",
         submission.question.slug,
+        version.number,
         submission.pk,
         reason,
     )
-    exercise.record_fault(reason)
+    version.exercise.record_fault(f"version {version.number}: {reason}")
     return {"status": Submission.Status.ERROR, "message": EXERCISE_BROKEN, "checks": []}
 
 
-def _store_verdict(submission: Submission, exercise: Exercise, verdict: dict[str, Any]) -> None:
+def _store_verdict(
+    submission: Submission, exercise: ExerciseVersion | None, verdict: dict[str, Any]
+) -> None:
     message = verdict.get("message", "")
-    if exercise.queue == Submission.Queue.GPU and verdict.get("skipped"):
+    if exercise is not None and exercise.queue == Queue.GPU and verdict.get("skipped"):
         message = f"{message} {GRADED_ON_CPU}".strip()
     submission.mark_finished(
         status=verdict["status"],
@@ -276,14 +291,15 @@ def _store_verdict(submission: Submission, exercise: Exercise, verdict: dict[str
             }
             for c in verdict.get("checks", [])
         ],
-        diagnosis=_diagnosis(exercise, verdict.get("diagnosis")),
+        diagnosis=_diagnosis(exercise, verdict.get("diagnosis")) if exercise else None,
         output=verdict.get("output", "")[:MAX_OUTPUT_CHARS],
         duration_ms=verdict.get("duration_ms"),
         now=timezone.now(),
+        exercise_version=exercise,
     )
 
 
-def _diagnosis(exercise: Exercise, found: Any) -> dict[str, str] | None:
+def _diagnosis(exercise: ExerciseVersion, found: Any) -> dict[str, str] | None:
     """The learner-facing diagnosis: the misconception and hint the matching wrong solution
     declares (never its code or name)."""
     if not isinstance(found, dict):

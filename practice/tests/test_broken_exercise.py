@@ -31,7 +31,7 @@ BROKEN = {
 def test_a_broken_exercise_gives_an_error_that_is_not_counted(
     fault, api, user, exercise, eager, django_capture_on_commit_callbacks, caplog
 ):
-    type(exercise).objects.filter(pk=exercise.pk).update(**BROKEN[fault])
+    exercise.versions.update(**BROKEN[fault])
     api.force_authenticate(user)
     body = submit(api, RIGHT, capture=django_capture_on_commit_callbacks).data
     assert body["status"] == "error", body
@@ -53,7 +53,7 @@ def test_staff_see_the_exercises_with_recent_grader_errors(
     from quizbank.tests.factories import ExerciseFactory
 
     healthy = ExerciseFactory(question__slug="healthy-one", question__kind="code")
-    type(exercise).objects.filter(pk=exercise.pk).update(**BROKEN["a reference that raises"])
+    exercise.versions.update(**BROKEN["a reference that raises"])
     api.force_authenticate(user)
     submit(api, RIGHT, capture=django_capture_on_commit_callbacks)
     page = admin_client.get("/admin/quizbank/question/?grader_errors=recent")
