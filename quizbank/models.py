@@ -119,9 +119,18 @@ class Question(models.Model):
     # encoder's files were not installed when it was saved (load_bank fills it in later).
     embedding = models.BinaryField(null=True, editable=False)
     embedding_key = models.CharField(max_length=64, blank=True, default="", editable=False)
+    # The hash of what load_bank last imported for this question (its canonical record): a row
+    # whose content hashes otherwise was edited in the admin since, and load_bank keeps it.
+    bank_digest = models.CharField(max_length=64, blank=True, default="", editable=False)
 
     history = HistoricalRecords(
-        excluded_fields=["search_vector", "answer_vector", "embedding", "embedding_key"]
+        excluded_fields=[
+            "search_vector",
+            "answer_vector",
+            "embedding",
+            "embedding_key",
+            "bank_digest",
+        ]
     )
     objects = QuestionQuerySet.as_manager()
 
