@@ -52,8 +52,20 @@ class LoadReport:
 def digest(record: dict[str, Any]) -> str:
     """The hash of a canonical record: what an import fingerprints, and what a row is compared
     with to tell whether it was edited since."""
-    text = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)
+    text = json.dumps(_numbers(record), sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _numbers(value: Any) -> Any:
+    """Whole floats as ints: a file's `time_limit: 20` is the database's 20.0, and the two
+    compare equal, so they must hash equal too."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_numbers(item) for item in value]
+    return value
 
 
 # --- canonical form: the one shape both the files and the database are compared in -------------

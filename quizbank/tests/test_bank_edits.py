@@ -102,3 +102,15 @@ def test_loaded_exercises_are_verified_versions(good_bank):  # noqa: F811
     assert exercise.live_version.solution_code == "def double(x):\n    return x + x\n"
     load(good_bank)
     assert exercise.versions.count() == 2  # an unchanged load makes no version
+
+
+def test_a_whole_number_limit_in_the_files_is_not_an_edit(good_bank, capsys):  # noqa: F811
+    (good_bank / "doubling" / "exercise.yaml").write_text(
+        (good_bank / "doubling" / "exercise.yaml").read_text() + "time_limit: 20\n"
+    )
+    load(good_bank)
+    assert Question.objects.get(slug="doubling").exercise.time_limit == 20.0
+    capsys.readouterr()
+    load(good_bank)
+    out = capsys.readouterr().out
+    assert "kept" not in out and "0 updated, 2 unchanged" in out
