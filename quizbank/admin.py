@@ -140,6 +140,15 @@ EXERCISE_ERROR_FIELDS = {
 }
 
 
+def _reason_field(reason: str) -> str:
+    """The form field a verification reason is about ("wrong/adds.py: ..." -> wrong_solutions)."""
+    if reason.startswith("checks:"):
+        return "checks"
+    return next(
+        (f for prefix, f in EXERCISE_ERROR_FIELDS.items() if reason.startswith(prefix)), "checks"
+    )
+
+
 class ExerciseForm(CurationForm):
     """An exercise is validated on save exactly as load_bank validates exercise.yaml and the code
     files (ending with the grader's own job validation), so curators cannot save one that every
@@ -157,6 +166,28 @@ class ExerciseForm(CurationForm):
             "forbid",
             "wrong_solutions",
         ]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is not None:
+            self._show_verification_failures()
+
+    def _show_verification_failures(self) -> None:
+        """The reasons the newest version failed verification, beside the fields they are about."""
+        latest = self.instance.latest_version
+        if latest is None or latest.state != latest.State.FAILED:
+            return
+        for reason in latest.reasons:
+            name = _reason_field(reason)
+            field = self.fields.get(name)
+            if field is None:
+                continue
+            note = format_html(
+                '<strong class="verification-failed">Version {} failed verification: {}</strong>',
+                latest.number,
+                reason,
+            )
+            field.help_text = format_html("{}<br>{}", note, field.help_text or "")
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()

@@ -122,6 +122,9 @@ class Question(models.Model):
     # The hash of what load_bank last imported for this question (its canonical record): a row
     # whose content hashes otherwise was edited in the admin since, and load_bank keeps it.
     bank_digest = models.CharField(max_length=64, blank=True, default="", editable=False)
+    # The hash of the question's files (and taxonomy) as load_bank last read them: when no file
+    # changed, a load need not read, validate or compare any of them again.
+    bank_files_digest = models.CharField(max_length=64, blank=True, default="", editable=False)
 
     history = HistoricalRecords(
         excluded_fields=[
@@ -130,6 +133,7 @@ class Question(models.Model):
             "embedding",
             "embedding_key",
             "bank_digest",
+            "bank_files_digest",
         ]
     )
     objects = QuestionQuerySet.as_manager()

@@ -65,6 +65,10 @@ def test_a_wrong_reference_stays_off_until_fixed_and_verified(
     text = page.content.decode()
     assert "Version 2: failed verification" in text and "wrong/adds.py: must fail" in text
     assert "Learners get version 1 until this one is verified" in text
+    wrong_field = (
+        page.context["inline_admin_formsets"][2].formset.forms[0].fields["wrong_solutions"]
+    )
+    assert "wrong/adds.py: must fail at least one check" in str(wrong_field.help_text)
 
     save_exercise(curator, exercise, capture, solution_code=FIXED_REFERENCE)
     third = exercise.versions.get(number=3)

@@ -220,7 +220,14 @@ def bank_load(*, paths: list[Path], force: bool = False) -> LoadReport:
     files twice changes nothing the second time (no new history rows either). A question edited
     in the admin since its last import (its content no longer hashes to the import's
     fingerprint) and differing from the files is kept as it is and reported, unless `force`.
-    Exercises loaded become a new verified version: CI's verify_bank verifies the bank's files."""
+    Exercises loaded become a new verified version: CI's verify_bank verifies the bank's files.
+
+    When not one file changed since the last load, nothing is read, validated or written: each
+    question is only compared with its fingerprint, to report those edited in the admin."""
+    if not force:
+        quick = _load_unchanged(paths)
+        if quick is not None:
+            return quick
     bank = files.read_bank(paths)
     if bank.taxonomy is not None:
         topic_slugs = {t["slug"] for t in bank.taxonomy["topics"]}
@@ -284,8 +291,59 @@ def bank_load(*, paths: list[Path], force: bool = False) -> LoadReport:
         for wanted, question in changed:
             _save_record(wanted, question, topics, applications)
             (report.updated if question else report.created).append(wanted["slug"])
+        _record_files_digests({r["slug"]: r["path"] for r in bank.records})
         # Unchanged questions saved while the encoder was missing (or by an older recipe).
         semantic.fill(Question.objects.filter(slug__in=[r["slug"] for r in bank.records]))
+    return report
+
+
+def _record_files_digests(folders: dict[str, Path]) -> None:
+    stored = dict(
+        Question.objects.filter(slug__in=list(folders)).values_list("slug", "bank_files_digest")
+    )
+    for slug, folder in folders.items():
+        found = files.files_digest(folder, files.taxonomy_path(folder))
+        if slug in stored and stored[slug] != found:
+            Question.objects.filter(slug=slug).update(bank_files_digest=found)
+
+
+def _load_unchanged(paths: list[Path]) -> LoadReport | None:
+    """The report of a load that has nothing to read: every question folder under `paths` (and
+    its taxonomy) hashes as at its last load. None when anything differs (a file changed, a
+    folder is new, a path is missing): the caller reads and validates the whole bank."""
+    folders: dict[str, Path] = {}
+    for root in paths:
+        if not root.exists():
+            return None
+        for folder in files.question_folders(root):
+            if folder.name in folders:
+                return None  # a duplicate slug: the full load reports it
+            folders[folder.name] = folder
+    stored = dict(
+        Question.objects.filter(slug__in=list(folders)).values_list("slug", "bank_files_digest")
+    )
+    if not folders or len(stored) != len(folders):
+        return None
+    for slug, folder in folders.items():
+        if not stored[slug] or stored[slug] != files.files_digest(
+            folder, files.taxonomy_path(folder)
+        ):
+            return None
+    report = LoadReport()
+    topic_order = dict(Topic.objects.values_list("slug", "order"))
+    stale = []
+    for question in _questions_for_sync().filter(slug__in=list(folders)).order_by("slug"):
+        current = digest(canonical(record_from_question(question), topic_order))
+        edited = bool(question.bank_digest) and current != question.bank_digest
+        (report.kept if edited else report.unchanged).append(question.slug)
+        if question.embedding_key != semantic.embedding_key(
+            semantic.embedding_text(
+                question.title, question.concepts, question.prompt, question.answer
+            )
+        ):
+            stale.append(question.pk)
+    if stale:  # saved while the encoder was missing, or by an older recipe
+        semantic.fill(Question.objects.filter(pk__in=stale))
     return report
 
 

@@ -114,3 +114,22 @@ def test_a_whole_number_limit_in_the_files_is_not_an_edit(good_bank, capsys):  #
     load(good_bank)
     out = capsys.readouterr().out
     assert "kept" not in out and "0 updated, 2 unchanged" in out
+
+
+def test_a_load_with_no_file_changed_still_reports_and_a_taxonomy_change_is_taken(
+    curator,
+    good_bank,  # noqa: F811
+    capsys,
+):
+    from quizbank.models import Topic
+
+    load(good_bank)
+    admin_edit(curator, "view-vs-reshape", title="Views, strides and reshape")
+    capsys.readouterr()
+    load(good_bank)  # nothing changed on disk: the quick path
+    assert KEPT in capsys.readouterr().out
+    path = good_bank / "taxonomy.yaml"
+    path.write_text(path.read_text().replace("name: Tensors", "name: Tensors and views"))
+    load(good_bank)
+    assert Topic.objects.get(slug="tensors").name == "Tensors and views"
+    assert KEPT in capsys.readouterr().out
