@@ -508,7 +508,7 @@ class ExerciseVersion(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"Version {self.number} of {self.exercise}"
+        return f"Version {self.number} of exercise {self.exercise_id}"
 
     def graded_content(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in GRADED_FIELDS}

@@ -76,6 +76,9 @@ def test_a_wrong_reference_stays_off_until_fixed_and_verified(
     assert exercise.live_version == third
     body = submit(api, RIGHT, capture=capture).data
     assert body["status"] == "passed" and graded_version(body["id"]) == 3
+    listed = curator.get("/admin/practice/submission/").content.decode()
+    assert f"Version 3 of exercise {exercise.pk}" in listed  # staff see what each was graded on
+    assert f"Version 1 of exercise {exercise.pk}" in listed
 
 
 def test_a_version_without_a_visible_check_fails_verification(exercise):
