@@ -68,6 +68,7 @@ bench: setup
 	$(VENV)/bin/python bench/grading.py -n 5 --cold 2 --burst 10 --slow 2 --others 2 --mixed-users 2 --mixed-each 2
 	$(VENV)/bin/python bench/api.py --questions 1000 --requests 50
 	$(VENV)/bin/python bench/pages.py --requests 30
+	$(VENV)/bin/python bench/load_bank.py --runs 2
 	$(VENV)/bin/python bench/search_quality.py
 
 clean:

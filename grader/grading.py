@@ -122,6 +122,10 @@ class Grader:
     def grade(self, raw_job: Any) -> dict[str, Any]:
         started = time.monotonic()
         job = jobs.normalize_job(raw_job)
+        broken = _broken_exercise(job)
+        if broken:  # whatever the submission is, this exercise cannot grade it fairly
+            failed = verdict.result("error", broken, seconds=time.monotonic() - started)
+            return {**failed, "grader_failed": True, "exercise_fault": True}
         rejection = _rejection(job["code"], job["forbid"])
         if rejection:
             return verdict.result("rejected", rejection, seconds=time.monotonic() - started)
@@ -129,7 +133,7 @@ class Grader:
         reference = self._reference(job, seed)
         if isinstance(reference, str):  # not the learner's doing: never their verdict
             failed = verdict.result("error", reference, seconds=time.monotonic() - started)
-            return {**failed, "grader_failed": True}
+            return {**failed, "grader_failed": True, "exercise_fault": True}
         if all(reference.skipped):
             message = "Every check of this exercise needs CUDA, which this grader does not have."
             skipped = len(reference.skipped)
@@ -377,6 +381,20 @@ def _trapped(job: dict[str, Any], outcome: Outcome) -> tuple[str, str] | None:
         print("sandbox setup failed: no armed frame", file=sys.stderr, flush=True)
         return "error", "The grader failed internally; this is not a problem with your code."
     return None
+
+
+def _broken_exercise(job: dict[str, Any]) -> str | None:
+    """Why the exercise itself cannot be graded, found on its source before anything runs: its
+    reference uses what its forbid list forbids, so correct code would be rejected. (A reference
+    that fails its checks is found when it runs: `_reference`.)"""
+    if not job["forbid"]:
+        return None
+    problem = _rejection(job["reference"], job["forbid"])
+    if problem is None:
+        return None
+    return "The exercise's reference solution is refused by its own rules, a bug in the " + (
+        "exercise: " + problem.replace("Your code", "it", 1)
+    )
 
 
 def _rejection(code: str, rules: list[str]) -> str | None:

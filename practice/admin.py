@@ -9,6 +9,7 @@ class SubmissionAdmin(admin.ModelAdmin):
         "id",
         "user",
         "question",
+        "exercise_version",
         "status",
         "queue",
         "tries",
@@ -17,7 +18,7 @@ class SubmissionAdmin(admin.ModelAdmin):
     ]
     list_filter = ["status", "queue"]
     search_fields = ["user__username", "question__slug"]
-    list_select_related = ["user", "question"]
+    list_select_related = ["user", "question", "exercise_version"]
     readonly_fields = [f.name for f in Submission._meta.fields]
 
     def has_add_permission(self, request):

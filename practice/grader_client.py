@@ -20,9 +20,13 @@ from grader import SandboxError, SandboxPool, mutate, mutation, verification
 from grader.client import grader_failed_result
 from grader.limits import MAX_TIME_LIMIT
 from quizbank.bank.blocks import Block
-from quizbank.models import Exercise
+from quizbank.models import Exercise, ExerciseVersion
 
 __all__ = ["SandboxError", "SandboxPool"]  # for the commands' types and errors
+
+# What the grader grades against: a version of an exercise (what learners get), or the exercise
+# as edited now (the commands that verify the bank as loaded).
+Gradable = Exercise | ExerciseVersion
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +85,7 @@ def close_pools() -> None:
 
 
 def exercise_job(
-    exercise: Exercise, code: str, *, examples: bool = False, diagnose: bool = True
+    exercise: Gradable, code: str, *, examples: bool = False, diagnose: bool = True
 ) -> dict[str, Any]:
     """The grader's job. `examples`: only the visible checks (fast feedback that never solves);
     `diagnose=False`: no wrong solutions, so a failure is not matched to one (mutants)."""
@@ -99,7 +103,7 @@ def exercise_job(
 
 
 def grade(
-    exercise: Exercise,
+    exercise: Gradable,
     code: str,
     *,
     examples: bool = False,
@@ -125,7 +129,7 @@ def grade(
 
 
 def grade_mutants(
-    exercise: Exercise, *, cache: mutation.KillCache, slots: int
+    exercise: Gradable, *, cache: mutation.KillCache, slots: int
 ) -> tuple[dict[str, str], int, list[str]]:
     """Mutation testing of one exercise: every mechanical mutant of its reference graded as a
     submission (no diagnosis), ``slots`` at a time; a kill already cached under the mutant's
@@ -173,7 +177,7 @@ def gpu_pool_start() -> SandboxPool:
 
 
 def exercise_verify(
-    exercise: Exercise, *, pool: SandboxPool | None = None, measure: bool = True
+    exercise: Gradable, *, pool: SandboxPool | None = None, measure: bool = True
 ) -> list[verification.FileVerdict]:
     """Grade the reference, the starter and every wrong solution of a stored exercise (the admin's
     "Verify", verify_bank; verify_gpu on a `pool` of its own). Raises grader.jobs.JobError when the
@@ -222,7 +226,7 @@ SCRATCH_PRELUDE = (
 )
 
 
-def scratch_run(exercise: Exercise, code: str, lines: str) -> dict[str, Any]:
+def scratch_run(exercise: Gradable, code: str, lines: str) -> dict[str, Any]:
     """Try your own input: the learner's code, then their own lines that call it, in one sandbox
     on the exercise's queue and time limit, as an answer's blocks run (no check, no reference:
     nothing is compared or scored). A verdict-shaped result whose output is what they printed."""
@@ -249,7 +253,7 @@ def scratch_run(exercise: Exercise, code: str, lines: str) -> dict[str, Any]:
     }
 
 
-def record_measurement(exercise: Exercise, result: dict[str, Any]) -> None:
+def record_measurement(exercise: Gradable, result: dict[str, Any]) -> None:
     """Store the reference time a full grade measured (only a run of every check measures the
     reference that a submission's limit is fitted to)."""
     reference_ms = result.get("reference_ms")

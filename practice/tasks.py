@@ -1,7 +1,7 @@
 from celery import shared_task
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
 
-from .services import submissions, sweep
+from .services import submissions, sweep, verification
 
 # Tasks have explicit names, so messages in the broker and the beat schedule in settings do not
 # depend on where the code lives.
@@ -51,3 +51,15 @@ def grade_submission(self, submission_id: int) -> None:
 @shared_task(name="submissions.sweep", ignore_result=True, soft_time_limit=60, time_limit=90)
 def sweep_submissions() -> dict[str, int]:
     return sweep.submission_sweep()
+
+
+@shared_task(
+    name="exercises.verify",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=600,
+    time_limit=660,
+    ignore_result=True,
+)
+def verify_exercise_version(version_id: int) -> None:
+    verification.exercise_version_verify(version_id=version_id)

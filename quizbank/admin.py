@@ -1,3 +1,4 @@
+from datetime import timedelta
 from itertools import chain
 from typing import Any
 
@@ -5,20 +6,33 @@ import yaml
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
 from django.forms.fields import InvalidJSONInput
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import JsonResponse, QueryDict
+from django.shortcuts import get_object_or_404, redirect
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.module_loading import import_string
 from simple_history.admin import SimpleHistoryAdmin
 
-from grader.jobs import JobError
-
 from .bank.files import dump_yaml, parse_yaml
 from .bank.schema import exercise_errors
-from .models import Application, Exercise, Hint, Question, QuickCheck, Topic
+from .models import VERIFY_PERMISSION, Application, Exercise, Hint, Question, QuickCheck, Topic
+
+
+def _lf(value: Any) -> Any:
+    return value.replace("\r\n", "\n").replace("\r", "\n") if isinstance(value, str) else value
+
+
+def _lf_data(data: Any) -> Any:
+    if isinstance(data, QueryDict):
+        copy = data.copy()
+        for key in copy:
+            copy.setlist(key, [_lf(v) for v in data.getlist(key)])
+        return copy
+    return {key: _lf(value) for key, value in data.items()}
 
 
 class CurationForm(forms.ModelForm):
@@ -28,6 +42,10 @@ class CurationForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        if self.is_bound:
+            # Normalised before anything reads it, has_changed() included: text sent back
+            # unchanged must compare equal, or every save would write history nobody made.
+            self.data = _lf_data(self.data)
         for field in self.fields.values():
             if isinstance(field, forms.CharField) and isinstance(field.widget, forms.Textarea):
                 field.strip = False
@@ -50,6 +68,10 @@ class YAMLField(forms.JSONField):
 
     def __init__(self, *, texts: bool = False, **kwargs: Any) -> None:
         self.texts = texts
+        # Compared with the stored value, not with a hidden copy of the initial one (which Django
+        # adds for a callable default): a form posted without that copy would otherwise count as
+        # changed, and write history for an edit nobody made.
+        kwargs["show_hidden_initial"] = False
         super().__init__(**kwargs)
 
     def to_python(self, value: Any) -> Any:
@@ -82,6 +104,8 @@ class YAMLField(forms.JSONField):
         return dump_yaml(value).removesuffix("...\n")
 
     def has_changed(self, initial: Any, data: Any) -> bool:
+        if isinstance(data, str) and not data.strip() and initial in (None, [], {}):
+            return False  # an empty box over an empty default (a new inline left blank)
         try:
             return self.to_python(data) != initial
         except ValidationError:
@@ -116,6 +140,15 @@ EXERCISE_ERROR_FIELDS = {
 }
 
 
+def _reason_field(reason: str) -> str:
+    """The form field a verification reason is about ("wrong/adds.py: ..." -> wrong_solutions)."""
+    if reason.startswith("checks:"):
+        return "checks"
+    return next(
+        (f for prefix, f in EXERCISE_ERROR_FIELDS.items() if reason.startswith(prefix)), "checks"
+    )
+
+
 class ExerciseForm(CurationForm):
     """An exercise is validated on save exactly as load_bank validates exercise.yaml and the code
     files (ending with the grader's own job validation), so curators cannot save one that every
@@ -133,6 +166,28 @@ class ExerciseForm(CurationForm):
             "forbid",
             "wrong_solutions",
         ]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is not None:
+            self._show_verification_failures()
+
+    def _show_verification_failures(self) -> None:
+        """The reasons the newest version failed verification, beside the fields they are about."""
+        latest = self.instance.latest_version
+        if latest is None or latest.state != latest.State.FAILED:
+            return
+        for reason in latest.reasons:
+            name = _reason_field(reason)
+            field = self.fields.get(name)
+            if field is None:
+                continue
+            note = format_html(
+                '<strong class="verification-failed">Version {} failed verification: {}</strong>',
+                latest.number,
+                reason,
+            )
+            field.help_text = format_html("{}<br>{}", note, field.help_text or "")
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
@@ -190,17 +245,37 @@ class QuickCheckInline(YAMLFieldsMixin, admin.StackedInline):
     ordering = ["order"]
 
 
+def version_summary(exercise: Exercise) -> str:
+    """The newest version's state for curators, and which version learners get meanwhile."""
+    latest, live = exercise.latest_version, exercise.live_version
+    if latest is None:
+        return "No version yet: save the exercise or press Verify."
+    text = f"Version {latest.number}: {latest.get_state_display().lower()}"
+    if latest.state == latest.State.VERIFYING and latest.progress:
+        text += f" ({latest.progress})"
+    if latest.state == latest.State.FAILED:
+        text += ". " + " ".join(f"{reason}." for reason in latest.reasons)
+    if live is None:
+        text += ". Learners get no version yet: none is verified."
+    elif live.pk != latest.pk:
+        text += f". Learners get version {live.number} until this one is verified."
+    else:
+        text += ". Learners get this version."
+    return text
+
+
 class ExerciseInline(YAMLFieldsMixin, admin.StackedInline):
     model = Exercise
     form = ExerciseForm
     extra = 0
     max_num = 1
-    readonly_fields = ["learners_time_limit"]
+    readonly_fields = ["version_state", "learners_time_limit"]
     fieldsets = [
         (
             None,
             {
                 "fields": [
+                    "version_state",
                     "queue",
                     "time_limit",
                     "learners_time_limit",
@@ -215,6 +290,18 @@ class ExerciseInline(YAMLFieldsMixin, admin.StackedInline):
         ),
     ]
 
+    @admin.display(description="Version")
+    def version_state(self, exercise: Exercise) -> str:
+        if exercise.pk is None:
+            return "-"
+        latest = exercise.latest_version
+        return format_html(
+            '<div id="exercise-version" data-url="{}" data-state="{}">{}</div>',
+            reverse("admin:quizbank_question_version_state", args=[exercise.question_id]),
+            latest.state if latest else "",
+            version_summary(exercise),
+        )
+
     @admin.display(description="Learners' time limit")
     def learners_time_limit(self, exercise: Exercise) -> str:
         if exercise.pk is None:
@@ -227,19 +314,62 @@ class ExerciseInline(YAMLFieldsMixin, admin.StackedInline):
         return f"{limit}: {rule}, up to the limit above (it took {measured:.3f} s)"
 
 
+# How long an exercise's grader error stays "recent" in the admin.
+RECENT_FAULT = timedelta(days=7)
+
+
+class GraderErrorFilter(admin.SimpleListFilter):
+    """Exercises the grader found broken while grading learners' code (their attempts were not
+    counted): what the staff must fix first."""
+
+    title = "grader errors"
+    parameter_name = "grader_errors"
+
+    def lookups(self, request, model_admin):
+        return [("recent", "In the last 7 days"), ("ever", "Ever")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "recent":
+            return queryset.filter(exercise__fault_at__gte=timezone.now() - RECENT_FAULT)
+        if self.value() == "ever":
+            return queryset.filter(exercise__fault_at__isnull=False)
+        return queryset
+
+
 @admin.register(Question)
 class QuestionAdmin(YAMLFieldsMixin, SimpleHistoryAdmin):
-    list_display = ["title", "slug", "status", "difficulty", "kind", "primary_topic", "updated_at"]
+    list_display = [
+        "title",
+        "slug",
+        "status",
+        "difficulty",
+        "kind",
+        "primary_topic",
+        "updated_at",
+        "grader_error",
+    ]
     ordering = ["-updated_at"]  # what a curator just worked on comes first
-    list_filter = ["status", "primary_topic", "topics", "difficulty", "kind", "applications"]
+    list_filter = [
+        "status",
+        GraderErrorFilter,
+        "primary_topic",
+        "topics",
+        "difficulty",
+        "kind",
+        "applications",
+    ]
     search_fields = ["slug", "title", "prompt", "answer"]
-    list_select_related = ["primary_topic"]
+    list_select_related = ["primary_topic", "exercise"]
     prepopulated_fields = {"slug": ["title"]}
     filter_horizontal = ["topics", "applications"]
     readonly_fields = ["created_at", "updated_at", "published_at", "preview_link"]
     form = CurationForm
     inlines = [HintInline, QuickCheckInline, ExerciseInline]
     object_history_template = "admin/quizbank/question/object_history.html"
+
+    class Media:
+        js = ["js/admin_version_state.js"]  # the exercise's version state, live
+
     actions = ["send_to_review", "publish", "archive", "verify"]
     fieldsets = [
         (None, {"fields": ["title", "slug", "status", "preview_link"]}),
@@ -254,10 +384,23 @@ class QuestionAdmin(YAMLFieldsMixin, SimpleHistoryAdmin):
         ),
     ]
 
+    def changelist_view(self, request, extra_context=None):
+        """An action this account is not offered is refused outright (403), not ignored."""
+        action = request.POST.get("action") if request.method == "POST" else None
+        if action and action not in self.get_actions(request):
+            raise PermissionDenied(f"You may not {action.replace('_', ' ')} questions.")
+        return super().changelist_view(request, extra_context)
+
+    def has_verify_permission(self, request) -> bool:
+        """Verify runs exercise code in the grader: its own permission, not `change`."""
+        return request.user.has_perm(f"quizbank.{VERIFY_PERMISSION}")
+
     def get_urls(self):
         preview = self.admin_site.admin_view(self.preview_view)
+        state = self.admin_site.admin_view(self.version_state_view)
         return [
             path("<int:pk>/preview/", preview, name="quizbank_question_preview"),
+            path("<int:pk>/version-state/", state, name="quizbank_question_version_state"),
             *super().get_urls(),
         ]
 
@@ -286,11 +429,53 @@ class QuestionAdmin(YAMLFieldsMixin, SimpleHistoryAdmin):
         extra_context = {**(extra_context or {}), "part_history": parts}
         return super().history_view(request, object_id, extra_context=extra_context)
 
+    def version_state_view(self, request, pk):
+        """The exercise's version state as the change page polls it while the grader verifies."""
+        question = get_object_or_404(Question.objects.all(), pk=pk)
+        if not self.has_view_or_change_permission(request, question):
+            raise PermissionDenied
+        exercise = get_object_or_404(Exercise.objects.all(), question=question)
+        latest = exercise.latest_version
+        return JsonResponse(
+            {
+                "state": latest.state if latest else None,
+                "number": latest.number if latest else None,
+                "reasons": latest.reasons if latest else [],
+                "text": version_summary(exercise),
+            }
+        )
+
+    def save_related(self, request, form, formsets, change):
+        """An edit of the exercise becomes a new version, verified by the grader on a worker;
+        learners keep the verified one until then."""
+        super().save_related(request, form, formsets, change)
+        exercise = Exercise.objects.filter(question=form.instance).first()
+        if exercise is None:
+            return
+        version = exercise.version_create(by=request.user)
+        if version is not None:
+            import_string(settings.EXERCISE_VERIFICATION)(version.pk)
+            self.message_user(
+                request,
+                f"The exercise's edit is version {version.number}; the grader is verifying it. "
+                "Learners keep the last verified version until then.",
+                messages.INFO,
+            )
+
     def preview_view(self, request, pk):
         """The learner's page itself (staff see every status there), marked as a preview: hints,
         quick checks and the exercise with a working editor, exactly as learners will get them."""
         question = get_object_or_404(Question.objects.all(), pk=pk)
         return redirect(f"{question.get_absolute_url()}?preview=1")
+
+    @admin.display(description="Recent grader error")
+    def grader_error(self, obj: Question) -> str:
+        exercise = getattr(obj, "exercise", None)
+        if exercise is None or exercise.fault_at is None:
+            return "-"
+        if exercise.fault_at < timezone.now() - RECENT_FAULT:
+            return "-"
+        return f"{exercise.fault_at:%Y-%m-%d %H:%M}: {exercise.fault[:200]}"
 
     @admin.display(description="Preview")
     def preview_link(self, obj):
@@ -300,52 +485,57 @@ class QuestionAdmin(YAMLFieldsMixin, SimpleHistoryAdmin):
         return format_html('<a href="{}" target="_blank">See it as a learner will</a>', url)
 
     def save_model(self, request, obj, form, change):
+        if change and not form.has_changed():
+            return  # nothing to write: no history entry, no new updated_at
         if not change and obj.author is None:
             obj.author = request.user
         super().save_model(request, obj, form, change)
 
-    @admin.action(description="Send to review")
+    @admin.action(description="Send to review", permissions=["change"])
     def send_to_review(self, request, queryset):
         for question in queryset:
             question.send_to_review()
         self.message_user(request, f"{len(queryset)} question(s) sent to review.", messages.SUCCESS)
 
-    @admin.action(description="Publish")
+    @admin.action(description="Publish", permissions=["change"])
     def publish(self, request, queryset):
         for question in queryset:
             question.publish(reviewer=request.user)
         self.message_user(request, f"{len(queryset)} question(s) published.", messages.SUCCESS)
 
-    @admin.action(description="Archive")
+    @admin.action(description="Archive", permissions=["change"])
     def archive(self, request, queryset):
         for question in queryset:
             question.archive()
         self.message_user(request, f"{len(queryset)} question(s) archived.", messages.SUCCESS)
 
-    @admin.action(description="Verify the exercise: grade reference, starter and wrong solutions")
+    @admin.action(
+        description="Verify the exercise: grade reference, starter and wrong solutions",
+        permissions=["verify"],
+    )
     def verify(self, request, queryset):
-        """Grade the reference, the starter and every wrong solution in the sandbox and show each
-        verdict, so curators can try an exercise before publishing it. Grading is the learner
-        app's: settings.EXERCISE_VERIFIER names its function (this app imports nothing of it)."""
-        verify_exercise = import_string(settings.EXERCISE_VERIFIER)
-        reports = []
+        """Send each selected exercise's newest version (a new one if it was edited since) to a
+        grader worker for verification; the question's page shows the result when it lands.
+        Grading is the learner app's: settings.EXERCISE_VERIFICATION names the function that
+        sends it (this app imports nothing of it)."""
+        send = import_string(settings.EXERCISE_VERIFICATION)
+        sent = []
         for question in queryset.select_related("exercise").order_by("slug"):
             exercise = getattr(question, "exercise", None)
-            report: dict[str, Any] = {"question": question, "files": [], "error": ""}
             if exercise is None:
-                report["error"] = "This question has no code exercise."
-            else:
-                try:
-                    report["files"] = verify_exercise(exercise)
-                except JobError as exc:
-                    report["error"] = f"The grader refuses this exercise: {exc}"
-            report["files"] = [(f, f.problem()) for f in report["files"]]
-            report["ok"] = not report["error"] and all(p is None for _, p in report["files"])
-            reports.append(report)
-        context = {
-            **self.admin_site.each_context(request),
-            "title": "Verify exercises",
-            "reports": reports,
-            "opts": self.model._meta,
-        }
-        return render(request, "admin/quizbank/question/verify.html", context)
+                continue
+            version = exercise.version_create(by=request.user) or exercise.latest_version
+            if version is None:
+                continue
+            version.verification_restart()
+            send(version.pk)
+            sent.append(f"{question.slug} (version {version.number})")
+        if sent:
+            self.message_user(
+                request,
+                f"Sent to the grader for verification: {', '.join(sent)}. Each question's page "
+                "shows the result when it lands.",
+                messages.SUCCESS,
+            )
+        else:
+            self.message_user(request, "None of these questions has an exercise.", messages.WARNING)

@@ -119,9 +119,22 @@ class Question(models.Model):
     # encoder's files were not installed when it was saved (load_bank fills it in later).
     embedding = models.BinaryField(null=True, editable=False)
     embedding_key = models.CharField(max_length=64, blank=True, default="", editable=False)
+    # The hash of what load_bank last imported for this question (its canonical record): a row
+    # whose content hashes otherwise was edited in the admin since, and load_bank keeps it.
+    bank_digest = models.CharField(max_length=64, blank=True, default="", editable=False)
+    # The hash of the question's files (and taxonomy) as load_bank last read them: when no file
+    # changed, a load need not read, validate or compare any of them again.
+    bank_files_digest = models.CharField(max_length=64, blank=True, default="", editable=False)
 
     history = HistoricalRecords(
-        excluded_fields=["search_vector", "answer_vector", "embedding", "embedding_key"]
+        excluded_fields=[
+            "search_vector",
+            "answer_vector",
+            "embedding",
+            "embedding_key",
+            "bank_digest",
+            "bank_files_digest",
+        ]
     )
     objects = QuestionQuerySet.as_manager()
 
@@ -255,6 +268,10 @@ class Queue(models.TextChoices):
     GPU = "gpu", "GPU"
 
 
+# The permission the admin's Verify needs (it runs an exercise's code in the grader).
+VERIFY_PERMISSION = "verify_exercise"
+
+
 class Exercise(models.Model):
     """The code part of a code question. `checks`, `solution_code` and `wrong_solutions` are for the
     grader and staff only: no learner-facing serializer or template may read them.
@@ -301,9 +318,15 @@ class Exercise(models.Model):
         help_text=f"From {limits.MIN_MEMORY_MB} to {limits.MAX_MEMORY_MB} MiB.",
     )
 
-    history = HistoricalRecords()
+    # The last time the grader found this exercise itself at fault while grading a learner's
+    # code (the attempt was not counted), and why: the admin lists exercises with recent faults.
+    fault_at = models.DateTimeField(null=True, blank=True, editable=False)
+    fault = models.TextField(blank=True, editable=False)
+
+    history = HistoricalRecords(excluded_fields=["fault_at", "fault"])
 
     class Meta:
+        permissions = [(VERIFY_PERMISSION, "Can verify exercises in the grader")]
         constraints = [
             models.CheckConstraint(
                 condition=Q(queue__in=limits.QUEUES), name="exercise_queue_valid"
@@ -349,10 +372,11 @@ class Exercise(models.Model):
             f"at least {limits.TIME_LIMIT_FLOOR:g} s"
         )
 
-    def record_reference_time(self, seconds: float) -> None:
+    def record_reference_time(self, seconds: float, *, digest: str | None = None) -> None:
         """Store the grader's measurement of the reference, once per reference and checks, so
-        the limit a learner is told stays put between submissions."""
-        digest = self.content_digest
+        the limit a learner is told stays put between submissions. `digest`: of the version
+        measured, when it is not the exercise as edited now."""
+        digest = digest or self.content_digest
         if self.reference_digest == digest and self.reference_seconds is not None:
             return
         Exercise.objects.filter(pk=self.pk).exclude(
@@ -360,8 +384,185 @@ class Exercise(models.Model):
         ).update(reference_seconds=seconds, reference_digest=digest)
         self.reference_seconds, self.reference_digest = seconds, digest
 
+    def graded_content(self) -> dict[str, Any]:
+        """What the grader grades against, as edited now: a version's copy of it."""
+        return {name: getattr(self, name) for name in GRADED_FIELDS}
+
+    @property
+    def latest_version(self) -> ExerciseVersion | None:
+        return self.versions.order_by("-number").first()
+
+    @property
+    def live_version(self) -> ExerciseVersion | None:
+        """The version learners are graded against: the newest one the grader verified."""
+        verified = self.versions.filter(state=ExerciseVersion.State.VERIFIED)
+        return verified.order_by("-number").first()
+
+    def version_for(self, user: Visitor) -> ExerciseVersion | None:
+        """The version `user` sees and is graded against: the live one for learners; the newest,
+        verified or not, for staff (so "See it as a learner will" works on an edit before the
+        grader has verified it)."""
+        if user is not None and user.is_authenticated and user.is_staff:
+            return self.latest_version
+        return self.live_version
+
+    def shown_to(self, user: Visitor) -> Exercise | ExerciseVersion:
+        """What the exercise's page shows `user` (starter code, examples, time limit): the
+        version they are graded against, or the exercise itself before it has any."""
+        return self.version_for(user) or self
+
+    def version_create(self, *, by: Any = None, verified: bool = False) -> ExerciseVersion | None:
+        """A new version holding the exercise as edited now, to be verified by the grader (or,
+        `verified`, already verified elsewhere: a bank import, which CI's verify_bank proved).
+        None when the newest version already holds exactly this content."""
+        content = self.graded_content()
+        latest = self.latest_version
+        if latest is not None and latest.graded_content() == content:
+            if verified and latest.state != ExerciseVersion.State.VERIFIED:
+                latest.verification_finish(reasons=[])
+            return None
+        state = ExerciseVersion.State.VERIFIED if verified else ExerciseVersion.State.VERIFYING
+        return ExerciseVersion.objects.create(
+            exercise=self,
+            number=(latest.number + 1) if latest else 1,
+            state=state,
+            verified_at=timezone.now() if verified else None,
+            created_by=by,
+            **content,
+        )
+
+    def record_fault(self, reason: str, *, now: Any = None) -> None:
+        """The grader found this exercise broken while grading a learner's code: keep the reason
+        for the staff (the admin's "grader errors" filter and column)."""
+        self.fault_at, self.fault = now or timezone.now(), reason
+        Exercise.objects.filter(pk=self.pk).update(fault_at=self.fault_at, fault=reason)
+
     @property
     def visible_checks(self) -> list[dict[str, Any]]:
         return [
             {"name": c["name"], "code": c["code"]} for c in self.checks if c.get("visible", False)
         ]
+
+
+# The fields of an exercise that decide a verdict: each version keeps its own copy of them.
+GRADED_FIELDS = (
+    "queue",
+    "time_limit",
+    "memory_limit_mb",
+    "starter_code",
+    "solution_code",
+    "checks",
+    "forbid",
+    "wrong_solutions",
+    "mutant_waivers",
+)
+
+
+class ExerciseVersionState(models.TextChoices):
+    VERIFYING = "verifying", "Verifying in the grader"
+    VERIFIED = "verified", "Verified"
+    FAILED = "failed", "Failed verification"
+
+
+class ExerciseVersion(models.Model):
+    """One edit of an exercise, as the grader grades it. Learners are graded against the newest
+    verified version (`Exercise.live_version`); a new one goes live once the grader verified it
+    on a worker: the reference passes, the starter and every wrong solution fail (each diagnosed
+    as itself), the forbid list does not refuse the reference, and a check is visible."""
+
+    State = ExerciseVersionState
+
+    exercise = models.ForeignKey(Exercise, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    queue = models.CharField(max_length=3, choices=Queue.choices, default=Queue.CPU)
+    time_limit = models.FloatField(default=limits.DEFAULT_TIME_LIMIT)
+    memory_limit_mb = models.PositiveIntegerField(default=limits.DEFAULT_MEMORY_MB)
+    starter_code = models.TextField()
+    solution_code = models.TextField()
+    checks = models.JSONField(default=list)
+    forbid = models.JSONField(default=list, blank=True)
+    wrong_solutions = models.JSONField(default=dict, blank=True)
+    mutant_waivers = models.JSONField(default=dict, blank=True)
+    state = models.CharField(
+        max_length=10, choices=ExerciseVersionState.choices, default=State.VERIFYING
+    )
+    # Why verification failed, one "file: reason" each; and what it is doing while it runs.
+    reasons = models.JSONField(default=list, blank=True)
+    progress = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    verified_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["exercise", "-number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["exercise", "number"], name="exerciseversion_unique_number"
+            ),
+            choices_constraint("state", ExerciseVersionState, "exerciseversion_state_valid"),
+            models.CheckConstraint(
+                condition=Q(queue__in=limits.QUEUES), name="exerciseversion_queue_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Version {self.number} of exercise {self.exercise_id}"
+
+    def graded_content(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in GRADED_FIELDS}
+
+    @property
+    def question(self) -> Question:
+        return self.exercise.question
+
+    @property
+    def content_digest(self) -> str:
+        content = json.dumps([self.solution_code, self.checks], sort_keys=True)
+        return hashlib.sha256(content.encode()).hexdigest()
+
+    @property
+    def fitted_time_limit(self) -> float:
+        exercise = self.exercise
+        measured = exercise.reference_seconds
+        if exercise.reference_digest != self.content_digest:
+            measured = None
+        return limits.fitted_time_limit(measured, self.time_limit)
+
+    @property
+    def time_limit_fitted(self) -> bool:
+        return self.fitted_time_limit < self.time_limit
+
+    @property
+    def time_limit_rule(self) -> str:
+        return self.exercise.time_limit_rule
+
+    @property
+    def visible_checks(self) -> list[dict[str, Any]]:
+        return [
+            {"name": c["name"], "code": c["code"]} for c in self.checks if c.get("visible", False)
+        ]
+
+    def record_reference_time(self, seconds: float) -> None:
+        self.exercise.record_reference_time(seconds, digest=self.content_digest)
+
+    def verification_progress(self, text: str) -> None:
+        self.progress = text[:200]
+        ExerciseVersion.objects.filter(pk=self.pk).update(progress=self.progress)
+
+    def verification_finish(self, *, reasons: list[str], now: Any = None) -> None:
+        """The grader's answer: verified when it found no reason against, else failed."""
+        self.state = self.State.FAILED if reasons else self.State.VERIFIED
+        self.reasons = reasons
+        self.progress = ""
+        self.verified_at = now or timezone.now()
+        self.save(update_fields=["state", "reasons", "progress", "verified_at"])
+
+    def verification_restart(self) -> None:
+        """Verify again (the admin's Verify). A verified version stays live meanwhile (and stays
+        verified unless the grader now finds a reason against it)."""
+        if self.state != self.State.VERIFIED:
+            self.state, self.reasons, self.verified_at = self.State.VERIFYING, [], None
+        self.progress = "waiting for a grader worker"
+        self.save(update_fields=["state", "reasons", "progress", "verified_at"])

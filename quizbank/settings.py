@@ -262,8 +262,9 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-# What the admin's "Verify" runs: the learner app grades; the content app only names it.
-EXERCISE_VERIFIER = "practice.grader_client.exercise_verify"
+# What sends an exercise version to the grader for verification (the admin's save and Verify):
+# the learner app grades, on its workers; the content app only names it.
+EXERCISE_VERIFICATION = "practice.services.dispatch.exercise_version_dispatch"
 
 # The grader's interpreter: a separate virtual environment with torch and nothing of Django.
 GRADER_PYTHON = os.environ.get("GRADER_PYTHON", str(BASE_DIR / ".venv-grader" / "bin" / "python"))

@@ -352,6 +352,19 @@ def test_a_broken_reference_is_reported_as_a_bug_in_the_exercise(pool):
         "check 'c' raised ZeroDivisionError: division by zero (line 2 of the reference)"
     )
     assert result["grader_failed"] is True  # never the learner's verdict
+    assert result["exercise_fault"] is True  # and the exercise's fault, for the staff
+
+
+def test_a_reference_its_own_forbid_list_refuses_is_a_bug_in_the_exercise(pool):
+    checks = [{"name": "c", "code": "out = f()", "compare": "out"}]
+    job = job_for("def f():\n    return 1\n", "def f():\n    return abs(-1)\n", checks)
+    result = pool.grade({**job, "forbid": ["abs"]})
+    assert result["status"] == "error"
+    assert result["message"].startswith(
+        "The exercise's reference solution is refused by its own rules, a bug in the exercise"
+    )
+    assert "abs (line 2)" in result["message"]
+    assert result["grader_failed"] is True and result["exercise_fault"] is True
 
 
 def test_a_malformed_job_is_the_callers_error(pool):

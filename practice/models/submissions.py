@@ -74,6 +74,14 @@ class Submission(models.Model):
     question = models.ForeignKey(
         "quizbank.Question", on_delete=models.CASCADE, related_name="submissions"
     )
+    # The version of the exercise the verdict was decided against (set with the verdict).
+    exercise_version = models.ForeignKey(
+        "quizbank.ExerciseVersion",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="submissions",
+    )
     code = models.TextField()
     scratch = models.TextField(
         blank=True, default="", help_text="Try your own input: the lines run after the code."
@@ -209,8 +217,11 @@ class Submission(models.Model):
         output: str,
         duration_ms: int | None,
         now: datetime,
+        exercise_version: Any = None,
     ) -> None:
-        """The grader's verdict, stored whole; nothing is due any more."""
+        """The grader's verdict, stored whole, with the exercise version it was decided
+        against; nothing is due any more."""
+        self.exercise_version = exercise_version
         self.status = status
         self.message = message
         self.checks = checks
@@ -221,6 +232,7 @@ class Submission(models.Model):
         self.deadline_at = None
         self._save_fields(
             [
+                "exercise_version",
                 "status",
                 "message",
                 "checks",

@@ -88,6 +88,25 @@ def enqueue(submission_id: int, queue: str) -> None:
     )
 
 
+def exercise_version_dispatch(version_id: int) -> None:
+    """Send a new exercise version to a CPU worker for verification once the caller's
+    transaction commits (the admin's save or Verify). Without a broker it is verified here and
+    now, in this process, as submissions are graded. A broker away leaves the version verifying;
+    the admin's Verify sends it again."""
+
+    def send() -> None:
+        from ..tasks import verify_exercise_version
+
+        try:
+            verify_exercise_version.apply_async(
+                args=[version_id], queue="cpu", retry_policy=settings.GRADER_PUBLISH_RETRY_POLICY
+            )
+        except BROKER_ERRORS:
+            log.warning("broker unavailable; exercise version %s not sent to verify", version_id)
+
+    transaction.on_commit(send)
+
+
 def enqueue_or_leave_to_sweep(submission_id: int, queue: str) -> None:
     """Publish after the row committed; a broker away leaves the row due now, for the sweep."""
     try:

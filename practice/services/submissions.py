@@ -22,7 +22,7 @@ from grader.jobs import JobError
 from grader.limits import MAX_OUTPUT_CHARS
 from quizbank import errors
 from quizbank.bank.schema import wrong_solution_notes
-from quizbank.models import Exercise, Question, Queue
+from quizbank.models import ExerciseVersion, Question, Queue
 
 from .. import grader_client
 from ..models import MAX_CODE_BYTES, Submission
@@ -47,6 +47,12 @@ GRADER_FAILED = (
     "The grader failed while grading this submission; this is a problem on our side, not in your "
     "code, and it does not count as an attempt. Your code was kept; please submit again. "
     "(Reason: {reason})"
+)
+# A verdict on the exercise rather than on the code: never scored, and the staff are told.
+EXERCISE_BROKEN = "This exercise is being fixed; your attempt is not counted; staff have been told."
+UNVERIFIED = (
+    "This exercise is waiting for the grader to verify it; your attempt is not counted. "
+    "Your code was kept; please submit again in a minute."
 )
 GRADED_ON_CPU = (
     "Graded on the CPU because this site has no GPU worker; GPU-only checks were skipped."
@@ -163,18 +169,24 @@ def submission_grade(*, submission_id: int, worker: str) -> Submission | None:
     submission, ours = _grading_start(submission_id=submission_id, worker=worker)
     if submission is None or not ours:
         return submission
-    exercise = submission.question.exercise
+    # Learners are graded against the newest verified version; staff against the newest one.
+    version = submission.question.exercise.version_for(submission.user)
     examples = submission.mode == Submission.Mode.EXAMPLES
     scored = submission.mode == Submission.Mode.SUBMIT
-    with _lease(submission_id=submission.pk, tries=submission.tries):
-        verdict, learners_fault = _grade_in_sandbox(submission, exercise, examples=examples)
+    if version is None:
+        log.warning("exercise %s has no verified version yet", submission.question.slug)
+        verdict: dict[str, Any] = {"status": Submission.Status.ERROR, "message": UNVERIFIED}
+        learners_fault = False
+    else:
+        with _lease(submission_id=submission.pk, tries=submission.tries):
+            verdict, learners_fault = _grade_in_sandbox(submission, version, examples=examples)
     with transaction.atomic():
         current = (
             Submission.objects.select_for_update(of=("self",)).filter(pk=submission.pk).first()
         )
         if current is None or current.finished:
             return current  # another run of the same code finished first; it was scored once
-        _store_verdict(current, exercise, verdict)
+        _store_verdict(current, version, verdict)
         if learners_fault and scored:  # the grader's own failure is never scored
             counted = learning.verdict_record(submission=current)
             now = current.finished_at or timezone.now()
@@ -238,7 +250,7 @@ def _lease(*, submission_id: int, tries: int) -> Iterator[None]:
 
 
 def _grade_in_sandbox(
-    submission: Submission, exercise: Exercise, *, examples: bool
+    submission: Submission, exercise: ExerciseVersion, *, examples: bool
 ) -> tuple[dict[str, Any], bool]:
     """The verdict, and whether it is the learner's (False: the exercise or the grader failed)."""
     try:
@@ -246,17 +258,10 @@ def _grade_in_sandbox(
             verdict = grader_client.scratch_run(exercise, submission.code, submission.scratch)
         else:
             verdict = grader_client.grade(exercise, submission.code, examples=examples)
-    except JobError as exc:
-        # The exercise itself is broken (saved past validation, or a bank bug): the learner gets a
-        # final answer at once, and the curators a log line naming the exercise.
-        log.error("exercise %s cannot be graded: %s", submission.question.slug, exc)
-        return {
-            "status": Submission.Status.ERROR,
-            "message": (
-                "This exercise cannot be graded right now: it is being fixed. Your code was kept; "
-                f"submit again later. (Reason: {exc})"
-            ),
-        }, False
+    except JobError as exc:  # the grader refuses the exercise's job (a bank bug)
+        return _exercise_broken(submission, exercise, f"the grader refuses its job: {exc}"), False
+    if verdict.get("exercise_fault"):
+        return _exercise_broken(submission, exercise, verdict.get("message", "")), False
     if verdict.get("grader_failed"):
         # The sandbox itself failed, on a fresh zygote too (grader/client.py retried it): the
         # grader's fault, stated as such and never scored.
@@ -266,9 +271,27 @@ def _grade_in_sandbox(
     return verdict, True
 
 
-def _store_verdict(submission: Submission, exercise: Exercise, verdict: dict[str, Any]) -> None:
+def _exercise_broken(
+    submission: Submission, version: ExerciseVersion, reason: str
+) -> dict[str, Any]:
+    """The exercise itself is at fault: the learner gets a final answer at once that says their
+    attempt is not counted; the staff a log line and the exercise's fault (the admin's filter)."""
+    log.error(
+        "exercise %s is broken (version %s; submission %s not counted): %s",
+        submission.question.slug,
+        version.number,
+        submission.pk,
+        reason,
+    )
+    version.exercise.record_fault(f"version {version.number}: {reason}")
+    return {"status": Submission.Status.ERROR, "message": EXERCISE_BROKEN, "checks": []}
+
+
+def _store_verdict(
+    submission: Submission, exercise: ExerciseVersion | None, verdict: dict[str, Any]
+) -> None:
     message = verdict.get("message", "")
-    if exercise.queue == Submission.Queue.GPU and verdict.get("skipped"):
+    if exercise is not None and exercise.queue == Queue.GPU and verdict.get("skipped"):
         message = f"{message} {GRADED_ON_CPU}".strip()
     submission.mark_finished(
         status=verdict["status"],
@@ -283,14 +306,15 @@ def _store_verdict(submission: Submission, exercise: Exercise, verdict: dict[str
             }
             for c in verdict.get("checks", [])
         ],
-        diagnosis=_diagnosis(exercise, verdict.get("diagnosis")),
+        diagnosis=_diagnosis(exercise, verdict.get("diagnosis")) if exercise else None,
         output=verdict.get("output", "")[:MAX_OUTPUT_CHARS],
         duration_ms=verdict.get("duration_ms"),
         now=timezone.now(),
+        exercise_version=exercise,
     )
 
 
-def _diagnosis(exercise: Exercise, found: Any) -> dict[str, str] | None:
+def _diagnosis(exercise: ExerciseVersion, found: Any) -> dict[str, str] | None:
     """The learner-facing diagnosis: the misconception, hint and (where the bank has one) the
     correction the matching wrong solution declares, never its code or name. Only a certain
     match ("outputs"): the grader no longer guesses from the set of failing checks."""

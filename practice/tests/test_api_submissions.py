@@ -137,14 +137,18 @@ def test_a_job_the_grader_refuses_ends_in_error_with_its_reason(
     api, user, exercise, eager, django_capture_on_commit_callbacks, caplog
 ):
     # Checks saved past validation (straight into the table): the grader refuses the job.
-    type(exercise).objects.filter(pk=exercise.pk).update(checks=[{"name": "nonsense"}])
+    exercise.versions.update(checks=[{"name": "nonsense"}])
     api.force_authenticate(user)
     body = submit(api, RIGHT, capture=django_capture_on_commit_callbacks).data
     assert body["status"] == "error"
-    assert "cannot be graded right now" in body["message"]
-    assert "compare" in body["message"]  # the grader's reason: the check has no compare
+    assert body["message"] == (
+        "This exercise is being fixed; your attempt is not counted; staff have been told."
+    )
     assert body["finished_at"]
-    assert "exercise double-it cannot be graded" in caplog.text
+    assert "exercise double-it is broken" in caplog.text
+    exercise.refresh_from_db()
+    assert "compare" in exercise.fault  # the grader's reason, for the staff: no compare
+    assert exercise.fault_at is not None
     # The exercise's fault is not the learner's: nothing is scheduled for review.
     assert not user.review_cards.exists()
 

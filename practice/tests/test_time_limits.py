@@ -54,6 +54,8 @@ def test_editing_the_reference_or_checks_makes_the_measurement_stale(
     assert exercise.fitted_time_limit < 10
     exercise.solution_code += "\n# a slower reference, say\n"
     exercise.save()
+    assert stated_limit(api) < 10  # learners keep the verified version, and its limit
+    exercise.version_create(verified=True)  # the edit, verified (as a bank import is)
     assert stated_limit(api) == 10  # until the grader measures the new reference
     submit(api, RIGHT, capture=django_capture_on_commit_callbacks)
     assert stated_limit(api) < 10

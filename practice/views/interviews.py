@@ -81,7 +81,9 @@ def interview_detail(request, pk: int):
                 hints=list(question.hints.all()[: item.hints_used]),
                 more_hints=question.hints.count() > item.hints_used,
                 checks=list(question.quick_checks.all()),
-                exercise=getattr(question, "exercise", None),
+                exercise=exercise.shown_to(request.user)
+                if (exercise := getattr(question, "exercise", None))
+                else None,
                 total=len(interview.items.all()),
                 hint_cost=HINT_COST,
             )

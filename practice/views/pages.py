@@ -134,6 +134,8 @@ def render_question(request, question, *, check_results=None):
     state = selectors.question_state(user=request.user, question=question)
     hints = list(question.hints.all())
     exercise = getattr(question, "exercise", None)
+    if exercise is not None:  # the version the visitor is graded against (staff: the newest)
+        exercise = exercise.shown_to(request.user)
     checks = list(question.quick_checks.all())
     for check in checks:
         check.result = (check_results or {}).get(check.pk)
@@ -155,6 +157,7 @@ def render_question(request, question, *, check_results=None):
         "submission": state.submissions[0] if state.submissions else None,
         "queue_state": selectors.queue_state(exercise.queue) if exercise else {},
         "preview": request.user.is_staff and request.GET.get("preview") == "1",
+        "unverified": getattr(exercise, "state", "verified") != "verified",
         "neighbours": question_neighbours(request, question),
         "list_query": list_query(request).urlencode(),
     }

@@ -84,7 +84,7 @@ def review(request):
             user=user, question=question, deck=deck.query
         )
         context.update(
-            exercise=question.exercise,
+            exercise=question.exercise.shown_to(user),
             code_review=code_review,
             hints=list(question.hints.all()),
             last_code=review_selectors.last_code(user=user, question=question),

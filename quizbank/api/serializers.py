@@ -10,7 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ..caching import Tags, bank_tags
-from ..models import Application, Exercise, Question, QuickCheck, Topic
+from ..models import Application, Exercise, ExerciseVersion, Question, QuickCheck, Topic
 from ..search import question_search_fields
 
 
@@ -132,7 +132,7 @@ class ExercisePublicSerializer(serializers.ModelSerializer):
         model = Exercise
         fields = ["starter_code", "queue", "time_limit", "memory_limit_mb", "examples"]
 
-    def get_examples(self, exercise: Exercise) -> list[dict[str, str]]:
+    def get_examples(self, exercise: Exercise | ExerciseVersion) -> list[dict[str, str]]:
         return exercise.visible_checks
 
 
@@ -164,7 +164,12 @@ class QuestionDetailSerializer(QuestionListSerializer):
 
     def get_exercise(self, question: Question) -> dict | None:
         exercise = getattr(question, "exercise", None)
-        return ExercisePublicSerializer(exercise).data if exercise is not None else None
+        if exercise is None:
+            return None
+        request = self.context.get("request")
+        user = getattr(request, "user", None)
+        # The version this visitor is graded against (learners: the verified one).
+        return ExercisePublicSerializer(exercise.shown_to(user)).data
 
 
 class QuickCheckAnswerSerializer(serializers.Serializer):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -29,12 +31,41 @@ class LoadReport:
     created: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    # Edited in the admin since the last import, and differing from the files: left as they are.
+    kept: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
-        return (
+        text = (
             f"{len(self.created)} created, {len(self.updated)} updated, "
             f"{len(self.unchanged)} unchanged"
         )
+        return text + (f", {len(self.kept)} kept" if self.kept else "")
+
+    def conflicts(self) -> list[str]:
+        return [
+            f"{slug}: edited in the admin since the last import; kept (use --force to take the "
+            "files)"
+            for slug in self.kept
+        ]
+
+
+def digest(record: dict[str, Any]) -> str:
+    """The hash of a canonical record: what an import fingerprints, and what a row is compared
+    with to tell whether it was edited since."""
+    text = json.dumps(_numbers(record), sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _numbers(value: Any) -> Any:
+    """Whole floats as ints: a file's `time_limit: 20` is the database's 20.0, and the two
+    compare equal, so they must hash equal too."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_numbers(item) for item in value]
+    return value
 
 
 # --- canonical form: the one shape both the files and the database are compared in -------------
@@ -182,11 +213,21 @@ def _record_errors(bank: files.Bank, topics: set[str], applications: set[str]) -
     return lines
 
 
-def bank_load(*, paths: list[Path]) -> LoadReport:
+def bank_load(*, paths: list[Path], force: bool = False) -> LoadReport:
     """Upsert the questions under `paths` by slug, all or nothing.
 
     Raises BankError listing every problem found; the database is then untouched. Loading the same
-    files twice changes nothing the second time (no new history rows either)."""
+    files twice changes nothing the second time (no new history rows either). A question edited
+    in the admin since its last import (its content no longer hashes to the import's
+    fingerprint) and differing from the files is kept as it is and reported, unless `force`.
+    Exercises loaded become a new verified version: CI's verify_bank verifies the bank's files.
+
+    When not one file changed since the last load, nothing is read, validated or written: each
+    question is only compared with its fingerprint, to report those edited in the admin."""
+    if not force:
+        quick = _load_unchanged(paths)
+        if quick is not None:
+            return quick
     bank = files.read_bank(paths)
     if bank.taxonomy is not None:
         topic_slugs = {t["slug"] for t in bank.taxonomy["topics"]}
@@ -210,16 +251,28 @@ def bank_load(*, paths: list[Path]) -> LoadReport:
             for q in _questions_for_sync().filter(slug__in=[r["slug"] for r in bank.records])
         }
         changed = []
+        fingerprints = []  # (question, digest) for rows that already hold the files' content
         for record in bank.records:
             wanted = canonical(record, topic_order)
+            wanted_digest = digest(wanted)
             question = existing.get(record["slug"])
-            if (
-                question is not None
-                and canonical(record_from_question(question), topic_order) == wanted
-            ):
+            if question is None:
+                changed.append((wanted, question))
+                continue
+            current = digest(canonical(record_from_question(question), topic_order))
+            if current == wanted_digest:
                 report.unchanged.append(record["slug"])
+                if question.bank_digest != wanted_digest:  # e.g. an edit exported and committed
+                    fingerprints.append((question, wanted_digest))
+                continue
+            # Without a fingerprint (imported before they were kept) the files win, as they did.
+            edited = bool(question.bank_digest) and current != question.bank_digest
+            if edited and not force:
+                report.kept.append(record["slug"])
                 continue
             changed.append((wanted, question))
+        for question, fingerprint in fingerprints:
+            Question.objects.filter(pk=question.pk).update(bank_digest=fingerprint)
         # The changed questions' meaning, encoded together before each is saved.
         semantic.prime(
             [
@@ -238,8 +291,59 @@ def bank_load(*, paths: list[Path]) -> LoadReport:
         for wanted, question in changed:
             _save_record(wanted, question, topics, applications)
             (report.updated if question else report.created).append(wanted["slug"])
+        _record_files_digests({r["slug"]: r["path"] for r in bank.records})
         # Unchanged questions saved while the encoder was missing (or by an older recipe).
         semantic.fill(Question.objects.filter(slug__in=[r["slug"] for r in bank.records]))
+    return report
+
+
+def _record_files_digests(folders: dict[str, Path]) -> None:
+    stored = dict(
+        Question.objects.filter(slug__in=list(folders)).values_list("slug", "bank_files_digest")
+    )
+    for slug, folder in folders.items():
+        found = files.files_digest(folder, files.taxonomy_path(folder))
+        if slug in stored and stored[slug] != found:
+            Question.objects.filter(slug=slug).update(bank_files_digest=found)
+
+
+def _load_unchanged(paths: list[Path]) -> LoadReport | None:
+    """The report of a load that has nothing to read: every question folder under `paths` (and
+    its taxonomy) hashes as at its last load. None when anything differs (a file changed, a
+    folder is new, a path is missing): the caller reads and validates the whole bank."""
+    folders: dict[str, Path] = {}
+    for root in paths:
+        if not root.exists():
+            return None
+        for folder in files.question_folders(root):
+            if folder.name in folders:
+                return None  # a duplicate slug: the full load reports it
+            folders[folder.name] = folder
+    stored = dict(
+        Question.objects.filter(slug__in=list(folders)).values_list("slug", "bank_files_digest")
+    )
+    if not folders or len(stored) != len(folders):
+        return None
+    for slug, folder in folders.items():
+        if not stored[slug] or stored[slug] != files.files_digest(
+            folder, files.taxonomy_path(folder)
+        ):
+            return None
+    report = LoadReport()
+    topic_order = dict(Topic.objects.values_list("slug", "order"))
+    stale = []
+    for question in _questions_for_sync().filter(slug__in=list(folders)).order_by("slug"):
+        current = digest(canonical(record_from_question(question), topic_order))
+        edited = bool(question.bank_digest) and current != question.bank_digest
+        (report.kept if edited else report.unchanged).append(question.slug)
+        if question.embedding_key != semantic.embedding_key(
+            semantic.embedding_text(
+                question.title, question.concepts, question.prompt, question.answer
+            )
+        ):
+            stale.append(question.pk)
+    if stale:  # saved while the encoder was missing, or by an older recipe
+        semantic.fill(Question.objects.filter(pk__in=stale))
     return report
 
 
@@ -274,6 +378,7 @@ def _save_record(
     question.prompt = meta["prompt"]
     question.why_asked = meta["why_asked"]
     question.answer = record["answer"]
+    question.bank_digest = digest(record)
     if question.status == Question.Status.PUBLISHED and question.published_at is None:
         question.published_at = timezone.now()
     question.full_clean(exclude=["search_vector", "answer_vector"])
@@ -303,7 +408,7 @@ def _save_record(
         Exercise.objects.filter(question=question).delete()
         return
     em = exercise["meta"]
-    Exercise.objects.update_or_create(
+    saved, _ = Exercise.objects.update_or_create(
         question=question,
         defaults={
             "queue": em["queue"],
@@ -317,6 +422,8 @@ def _save_record(
             "wrong_solutions": exercise["wrong_solutions"],
         },
     )
+    # Verified by CI's verify_bank (the bank's files are), so live for learners at once.
+    saved.version_create(verified=True)
 
 
 # --- export -----------------------------------------------------------------------------------

@@ -79,6 +79,7 @@ ADDS_TWO = (
 class ExerciseFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Exercise
+        skip_postgeneration_save = True
 
     question = factory.SubFactory(QuestionFactory, kind=Question.Kind.CODE)
     starter_code = "def double(x):\n    raise NotImplementedError\n"
@@ -99,3 +100,9 @@ class ExerciseFactory(factory.django.DjangoModelFactory):
         ]
     )
     wrong_solutions = factory.LazyFunction(lambda: {"adds": ADDS_TWO})
+
+    @factory.post_generation
+    def first_version(self, create, extracted, **kwargs):
+        """Version 1, verified, as load_bank makes it (`first_version=False`: no version)."""
+        if create and extracted is not False:
+            self.version_create(verified=True)

@@ -42,3 +42,45 @@ def test_the_tag_arrays_are_filled_from_the_links_a_bank_already_has():
             assert cursor.fetchall() == [(sorted([topic.pk, other.pk]), [application.pk])]
     finally:
         call_command("migrate", verbosity=0)
+
+
+def test_every_exercise_a_database_holds_becomes_its_verified_version_1():
+    before = [("quizbank", "0013_exercise_fault")]
+    executor = MigrationExecutor(connection)
+    latest = executor.loader.graph.leaf_nodes("quizbank")
+    executor.migrate(before)
+    try:
+        apps = executor.loader.project_state(before).apps
+        Topic, Question = (
+            apps.get_model("quizbank", "Topic"),
+            apps.get_model("quizbank", "Question"),
+        )
+        Exercise = apps.get_model("quizbank", "Exercise")
+        topic = Topic.objects.create(slug="t")
+        question = Question.objects.create(
+            slug="q",
+            title="Q",
+            prompt="",
+            answer="",
+            why_asked="",
+            difficulty="easy",
+            primary_topic=topic,
+            kind="code",
+        )
+        Exercise.objects.create(
+            question=question,
+            starter_code="def f():\n    pass\n",
+            solution_code="def f():\n    return 1\n",
+            checks=[{"name": "c", "visible": True, "code": "out = f()", "compare": "out"}],
+            forbid=["eval"],
+        )
+        executor = MigrationExecutor(connection)
+        executor.migrate(latest)
+        from quizbank.models import Exercise as Current
+
+        exercise = Current.objects.get(question__slug="q")
+        version = exercise.live_version
+        assert version is not None and (version.number, version.state) == (1, "verified")
+        assert version.graded_content() == exercise.graded_content()
+    finally:
+        call_command("migrate", verbosity=0)

@@ -17,14 +17,21 @@ class Command(BaseCommand):
             type=Path,
             help="Bank folders or question folders (default: fixtures/bank).",
         )
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="Take the files even for questions edited in the admin since the last import.",
+        )
 
-    def handle(self, *args, paths, **options):
+    def handle(self, *args, paths, force=False, **options):
         paths = paths or [Path(settings.BASE_DIR) / "fixtures" / "bank"]
         try:
-            report = bank_load(paths=paths)
+            report = bank_load(paths=paths, force=force)
         except BankError as exc:
             for line in exc.errors:
                 self.stderr.write(line)
             self.stderr.write(f"load_bank: {exc}; nothing was loaded")
             sys.exit(1)
+        for line in report.conflicts():
+            self.stdout.write(f"load_bank: {line}")
         self.stdout.write(f"load_bank: {report}")
