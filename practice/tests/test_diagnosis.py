@@ -43,6 +43,7 @@ def test_the_correction_follows_the_belief_where_the_bank_has_one(
         "def double(x):\n    return x + 2\n"
     }
     exercise.save()
+    exercise.version_create(verified=True)  # learners are graded against the verified version
     client.force_login(user)
     with django_capture_on_commit_callbacks(execute=True):
         client.post(
