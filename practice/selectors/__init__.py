@@ -425,7 +425,7 @@ def queue_state(queue: str) -> dict[str, bool]:
     its sandbox is still warming up (the first run waits for it)."""
     in_process = bool(settings.CELERY_TASK_ALWAYS_EAGER)
     return {
-        "online": in_process or workers.worker_online(queue),
+        "online": in_process or workers.queue_has_worker(queue),
         "in_process": in_process,
         "warming": in_process and grader_client.pool_starting(queue),
     }

@@ -208,3 +208,20 @@ def test_a_message_a_worker_is_about_to_start_is_left_to_it(
     assert broker.hexists("unacked", tag) and broker.llen("cpu") == 0
     submission.refresh_from_db()
     assert (submission.status, submission.tries) == ("queued", 0)
+
+
+@requires_redis
+def test_a_queue_whose_grading_works_is_not_called_offline_after_redis_lost_its_keys(
+    user, exercise, broker, django_capture_on_commit_callbacks
+):
+    # Redis restarted without its keys (the worker's presence key went with them) while a worker
+    # grades a submission under a live lease: nobody is told no worker is online.
+    stuck(UserFactory(username="being-graded"), exercise, ago=-5)
+    broker.flushdb()
+    assert not workers.worker_online("cpu")
+    submission = queued(user, exercise, django_capture_on_commit_callbacks)
+    submission.refresh_from_db()
+    assert submission.message == ""
+    submission_sweep()
+    submission.refresh_from_db()
+    assert submission.message == ""
