@@ -35,7 +35,7 @@ def _keep_the_test_connection():
 
 
 @pytest.fixture
-def token(db) -> str:
+def token(db):
     """A learner's API key; what they have gives the read operations something to return."""
     user = UserFactory(username="fuzzer")
     question = QuestionFactory(slug="fuzz-exercise", kind="code")
