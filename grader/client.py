@@ -84,6 +84,7 @@ class _Slot:
         self.layers: dict[str, bool] = {}
         self.cuda = False  # whether its runs use a CUDA device (from the zygote's hello)
         self.cuda_detail = ""  # the device, or why there is none
+        self.root_dir = ""  # the zygote's private temp directory, as it last reported it
 
     @property
     def alive(self) -> bool:
@@ -117,7 +118,13 @@ class _Slot:
         self.layers = dict(hello.get("layers", {}))
         self.cuda = hello.get("cuda") is True
         self.cuda_detail = str(hello.get("cuda_detail", ""))
+        self.note_root(hello)
         return hello
+
+    def note_root(self, message: Mapping[str, Any]) -> None:
+        root = message.get("root_dir")
+        if isinstance(root, str):
+            self.root_dir = root
 
     def request(self, message: Mapping[str, Any], timeout: float) -> dict[str, Any]:
         assert self.process and self.process.stdin
@@ -170,6 +177,9 @@ class _Slot:
             if stream:
                 stream.close()
         self.process = None
+        # A killed zygote cannot remove its temp directory: its mount point, empty on the host.
+        _remove_empty_root(self.root_dir)
+        self.root_dir = ""
 
     def stop(self) -> None:
         """Ask the zygote to exit (end of its input), then make sure it did."""
@@ -289,11 +299,24 @@ class SandboxPool:
                 if response.get("recycle") is True:
                     # It grew past its memory bound and exits; the next job starts a fresh one.
                     slot.stop()
+                result = response.get("result")
+                if (
+                    isinstance(result, dict)
+                    and result.get("sandbox_failed") is True
+                    and _attempt + 1 < INFRASTRUCTURE_ATTEMPTS
+                ):
+                    # Nothing of the job ran (its sandbox did not set itself up): a transient
+                    # failure, or a zygote gone bad. Once more, on a fresh zygote.
+                    failure = str(result.get("message", ""))
+                    logger.error("a sandbox did not start; retrying on a fresh zygote")
+                    slot.kill()
+                    continue
             except _InfrastructureFailure as exc:
                 failure = str(exc)
                 continue
             finally:
                 self._idle.put(slot)
+            slot.note_root(response)
             if isinstance(response.get("layers"), dict):
                 slot.layers = dict(response["layers"])
             if "invalid" in response:
@@ -343,6 +366,16 @@ class SandboxPool:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _remove_empty_root(path: str) -> None:
+    """Remove a zygote's temp directory and the mount point in it, only if empty (rmdir: a
+    directory that is not ours, or not empty, stays as it is)."""
+    if not os.path.basename(path).startswith("quizbank-zygote-"):
+        return
+    for directory in (os.path.join(path, "root"), path):
+        with contextlib.suppress(OSError):
+            os.rmdir(directory)
 
 
 def _stop_all(slots: list[_Slot]) -> None:

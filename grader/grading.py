@@ -52,6 +52,12 @@ class SeedRotation:
         return seed
 
 
+class SandboxSetupFailed(Exception):
+    """A run's sandbox did not set itself up (its mount point could not be made, or it never
+    reported itself isolated), so nothing of the job ran: the grader's failure, which the client
+    retries once on a fresh zygote (client.SandboxPool) before it is the site's fault."""
+
+
 class MountPoint(Protocol):
     def ensure(self) -> str: ...
 
@@ -270,7 +276,10 @@ class Grader:
 
     def _run(self, payload: dict[str, Any], limits: dict[str, Any]) -> Outcome:
         self.supervisor.collect()
-        root = self.root.ensure()  # recreated if a temp cleaner removed it
+        try:
+            root = self.root.ensure()  # recreated if a temp cleaner removed it
+        except OSError as error:
+            raise SandboxSetupFailed(f"the sandbox's mount point cannot be made: {error}") from None
         mode = "fork" if self.kind == "cpu" else "exec"
         memory_mb = limits["memory_limit_mb"]
         run, self._spare = self._spare, None
@@ -295,8 +304,10 @@ class Grader:
             detail = str(ready.get("cuda_detail"))[:500]
             print(f"a single-use process has cuda={ready.get('cuda')}: {detail}", file=sys.stderr)
         if not _isolated(outcome):
-            # Nothing of the job ran; what the process printed is the grader's own failure.
+            # Nothing of the job ran; what the process printed is the grader's own failure (not
+            # the submission's, nor the reference's: it never loaded).
             print(f"sandbox setup failed:\n{outcome.output}", file=sys.stderr, flush=True)
+            raise SandboxSetupFailed("the sandbox did not report itself isolated")
         return outcome
 
 

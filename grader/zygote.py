@@ -123,6 +123,7 @@ def main(argv: list[str] | None = None) -> None:
         "layers": layers(),
         "cuda": grader.gpu,
         "cuda_detail": grader.cuda_detail,
+        "root_dir": root.parent,
     }
     _send(responses, hello)
     baseline = resident_bytes()
@@ -134,12 +135,16 @@ def main(argv: list[str] | None = None) -> None:
                 response = {"invalid": str(error)}
             except SupervisorError:
                 raise
+            except grading.SandboxSetupFailed as error:
+                print(f"sandbox setup failed: {error}", file=sys.stderr, flush=True)
+                response = {"result": {**SANDBOX_FAILED, "grader_failed": True}}
             except Exception:  # a bug here must not take the slot down with a wrong verdict
                 traceback.print_exc()
                 message = "The grader failed internally; this is not a problem with your code."
                 response = {"result": {**verdict.result("error", message), "grader_failed": True}}
             response = text.clean_all(response)  # sandbox text: no lone surrogate, no NUL
             response["layers"] = layers()
+            response["root_dir"] = root.parent  # the client removes it if it has to kill us
             # The client replaces a zygote that says so, and this one exits after the answer.
             response["recycle"] = resident_bytes() - baseline > RECYCLE_GROWTH
             _send(responses, response)
@@ -200,6 +205,19 @@ class MountPoint:
         for path in (self.path, self.parent):
             with contextlib.suppress(OSError):
                 os.rmdir(path)  # empty on the host: sandboxes mount over it in their own namespace
+
+
+# What a job whose sandbox could not set itself up answers (marked so that the client tries it
+# once more on a fresh zygote).
+SANDBOX_FAILED = {
+    "status": "error",
+    "message": "The sandbox could not start; this is a problem in the grader, not your code.",
+    "checks": [],
+    "output": "",
+    "duration_ms": 0,
+    "skipped": 0,
+    "sandbox_failed": True,
+}
 
 
 def _answer(grader: Any, request: Any) -> dict[str, Any]:

@@ -34,6 +34,16 @@ class DegradingRedisCache(RedisCache):
         super().__init__(server, params)
         self._down_until = 0.0
 
+    @property
+    def available(self) -> bool:
+        """False while reads answer misses because Redis failed lately (a miss then means
+        "cannot tell", not "absent")."""
+        return time.monotonic() >= self._down_until
+
+    def retry_now(self) -> None:
+        """The next call tries Redis, whatever failed lately (a background heartbeat's beat)."""
+        self._down_until = 0.0
+
     def _call(self, name: str, default: Any, *args: Any, **kwargs: Any) -> Any:
         if time.monotonic() < self._down_until:
             if name in ("incr", "decr"):

@@ -272,7 +272,12 @@ GRADER_PYTHON = os.environ.get("GRADER_PYTHON", str(BASE_DIR / ".venv-grader" / 
 # cgroup keeps those that compute to one core and an equal share (grader/cgroups.py). A worker
 # runs one thread per slot unless told otherwise (the GPU worker: `-c 1`).
 GRADER_SLOTS = int(os.environ.get("GRADER_SLOTS", str(2 * (os.cpu_count() or 1))))
-CELERY_WORKER_CONCURRENCY = GRADER_SLOTS
+# Twice as many task threads as slots: a task spends part of its time in the database (marking the
+# row running, storing the verdict) and in the broker, and with one thread per slot the slots sat
+# idle meanwhile (issue 28, finding 8: 2 of 4 busy while messages waited). The extra threads wait
+# for a slot in the pool; a message is acknowledged only after its verdict (acks_late), so the
+# worker holds at most this many (prefetch multiplier 1).
+CELERY_WORKER_CONCURRENCY = int(os.environ.get("GRADER_WORKER_THREADS", str(2 * GRADER_SLOTS)))
 # How many submissions of one learner may be in the broker or in a slot at once, per queue; the
 # rest wait in the database (practice/services/dispatch.py). 0: no cap.
 GRADER_USER_IN_FLIGHT = int(os.environ.get("GRADER_USER_IN_FLIGHT", "1"))

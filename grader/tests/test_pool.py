@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import signal
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -27,6 +29,12 @@ def zygote_pid(pool: SandboxPool) -> int:
     process = pool._slots[0].process
     assert process is not None
     return process.pid
+
+
+def zygote_root(pid: int) -> str:
+    """The zygote's private temp directory (its sandboxes' mount point is in it)."""
+    (found,) = glob.glob(f"{tempfile.gettempdir()}/quizbank-zygote-{pid}-*")
+    return found
 
 
 def test_the_zygote_is_a_fresh_process_with_an_empty_environment(own_pool):
@@ -86,6 +94,37 @@ def test_a_grader_that_keeps_failing_is_reported_as_the_graders_fault(own_pool):
     assert result["message"] == GRADER_FAILED
     assert len(killed) >= 2  # the first zygote, and the fresh one the job was retried on
     assert own_pool.grade(exercise_job("normalize-rows", "solution.py"))["status"] == "passed"
+
+
+def test_a_killed_zygote_leaves_no_temp_directory_behind(own_pool):
+    killed = zygote_pid(own_pool)
+    root = zygote_root(killed)
+    assert os.path.isdir(os.path.join(root, "root"))
+    os.kill(killed, signal.SIGKILL)  # it cannot remove its own directory now
+    result = own_pool.grade(exercise_job("normalize-rows", "solution.py"))
+    assert result["status"] == "passed"
+    assert zygote_pid(own_pool) != killed
+    assert not os.path.exists(root)
+    assert os.path.isdir(zygote_root(zygote_pid(own_pool)))  # the fresh zygote's own
+
+
+def test_a_sandbox_that_cannot_start_is_retried_on_a_fresh_zygote(own_pool):
+    # The zygote cannot make its sandboxes' mount point (something took its place): nothing of
+    # the job can run there, which is the grader's failure, not the learner's verdict.
+    broken = zygote_pid(own_pool)
+    root = zygote_root(broken)
+    mount_point = os.path.join(root, "root")
+    os.rmdir(mount_point)
+    with open(mount_point, "w") as planted:
+        planted.write("not a directory")
+    try:
+        result = own_pool.grade(exercise_job("normalize-rows", "solution.py"))
+    finally:
+        os.remove(mount_point)
+        os.rmdir(root)
+    assert result["status"] == "passed", result
+    assert "grader_failed" not in result
+    assert zygote_pid(own_pool) != broken
 
 
 def test_a_wedged_zygote_is_killed_and_the_job_retried_on_a_fresh_one(own_pool):

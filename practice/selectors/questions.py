@@ -257,7 +257,7 @@ def queue_state(queue: str) -> dict[str, Any]:
     up (the first run waits for it)."""
     in_process = bool(settings.CELERY_TASK_ALWAYS_EAGER)
     return {
-        "online": in_process or workers.worker_online(queue),
+        "online": in_process or workers.queue_has_worker(queue),
         "offline_message": no_worker_message(queue),
         "in_process": in_process,
         "warming": in_process and grader_client.pool_starting(queue),

@@ -153,15 +153,21 @@ def user_release_held(*, user_id: int, queue: str) -> int:
     """Enqueue the learner's oldest held submissions on `queue`, as many as they have room for.
     Returns how many were released."""
     cap = _cap()
-    with transaction.atomic():
+    # Inside a caller's transaction (a verdict's), no savepoint: it commits or fails with it.
+    with transaction.atomic(savepoint=False):
         _lock_user(user_id)
         held = Submission.objects.filter(
             user_id=user_id, queue=queue, held=True, status=Submission.Status.QUEUED
-        )
-        room = len(held) if cap <= 0 else cap - _in_flight(user_id=user_id, queue=queue)
-        if room <= 0:
+        ).order_by("queued_at", "id")
+        if cap <= 0:
+            released = list(held.select_for_update())
+        else:
+            # The oldest first: the common case (nothing held) costs this one query.
+            released = list(held.select_for_update()[:cap])
+            room = cap - _in_flight(user_id=user_id, queue=queue) if released else 0
+            released = released[: max(room, 0)]
+        if not released:
             return 0
-        released = list(held.order_by("queued_at", "id").select_for_update()[:room])
         now = timezone.now()
         online = worker_online(queue)
         for submission in released:

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import kombu.pools
+import psycopg
 import pytest
 import redis
 from django.db import connection
@@ -305,3 +306,49 @@ def test_a_read_only_database_delays_grading_but_loses_nothing(user, exercise, w
     wait_for(lambda: status(submission) not in ("queued", "running"), "a verdict", 120)
     print(f"database read-only for 8 s: verdict {time.monotonic() - back:.1f} s after it was back")
     assert submission.status == "passed" and submission.tries == 1
+
+
+def _delivered(server: RedisServer) -> int:
+    return int(_client(server).hlen("unacked"))
+
+
+def _waits_on_a_row_lock() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
+        return cursor.fetchone()[0] > 0
+
+
+def test_a_worker_killed_between_taking_a_message_and_starting_it_strands_nothing(
+    user, exercise, worker, redis_server
+):
+    # Hold the row's lock so the worker takes the message but cannot mark the row running; kill it
+    # there. Its message then sits in Redis's `unacked` hash, for an hour unless the sweep acts.
+    with psycopg.connect(_dsn(), autocommit=False) as holder:
+        first = worker()
+        submission = submission_create(user=user, question=exercise.question, code=RIGHT)
+        lock = "SELECT id FROM practice_submission WHERE id = %s FOR UPDATE"
+        holder.execute(lock, [submission.pk])
+        wait_for(lambda: _delivered(redis_server) == 1, "the worker to take the message", 90)
+        wait_for(_waits_on_a_row_lock, "the worker to wait for the row", 30)
+        first.kill()
+    assert status(submission) == "queued"
+    assert _delivered(redis_server) == 1
+
+    returned = time.monotonic()
+    worker(sweeper=True)
+    worker()
+    wait_for(lambda: status(submission) not in ("queued", "running"), "a verdict", RECOVERY_BOUND)
+    recovered = time.monotonic() - returned
+    print(f"worker killed before starting: graded {recovered:.1f} s after workers returned")
+    assert submission.status == "passed"
+    # The dead worker's delivery is gone too, not handed out again in an hour (the visibility
+    # timeout); the live worker acknowledges its own just after storing the verdict.
+    wait_for(lambda: _delivered(redis_server) == 0, "no delivery left unacknowledged", 10)
+
+
+def _dsn() -> str:
+    db = connection.settings_dict
+    return (
+        f"host={db['HOST'] or '127.0.0.1'} port={db['PORT'] or 5432} dbname={db['NAME']} "
+        f"user={db['USER']} password={db['PASSWORD']}"
+    )

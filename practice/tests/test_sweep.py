@@ -1,5 +1,7 @@
+import json
 import os
-from datetime import timedelta
+import time
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import redis
@@ -165,3 +167,61 @@ def test_a_submission_no_worker_takes_still_ends_with_that_reason(
     assert submission.status == "error"
     assert "no GPU worker picked it up" in submission.message
     assert broker.llen("gpu") == 1  # never sent twice
+
+
+def deliver(broker, *, ago: float, eta: float | None = None) -> bytes:
+    """Move the queued message into Redis's unacknowledged set, as a worker taking it does
+    (kombu's `unacked` hash and `unacked_index`), `ago` seconds ago; returns its delivery tag."""
+    payload = json.loads(broker.rpop("cpu"))
+    if eta is not None:
+        payload["headers"]["eta"] = datetime.fromtimestamp(time.time() + eta, UTC).isoformat()
+    tag = payload["properties"]["delivery_tag"].encode()
+    broker.hset("unacked", tag, json.dumps([payload, "cpu", "cpu"]))
+    broker.zadd("unacked_index", {tag: time.time() - ago})
+    return tag
+
+
+@requires_redis
+def test_a_message_taken_by_a_worker_that_never_started_it_is_re_sent_at_once(
+    user, exercise, broker, django_capture_on_commit_callbacks
+):
+    # The worker died between taking the message and marking the row running: long before the
+    # row's queue deadline, the sweep sends it again and forgets the dead worker's delivery.
+    submission = queued(user, exercise, django_capture_on_commit_callbacks)
+    tag = deliver(broker, ago=60)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert submission_sweep() == {"requeued": 1, "failed": 0, "restored": 0}
+    assert broker.llen("cpu") == 1
+    assert not broker.hexists("unacked", tag) and broker.zscore("unacked_index", tag) is None
+    submission.refresh_from_db()
+    assert (submission.status, submission.tries) == ("queued", 1)
+
+
+@requires_redis
+@pytest.mark.parametrize(("ago", "eta"), [(1, None), (60, 5)], ids=["just taken", "retry waiting"])
+def test_a_message_a_worker_is_about_to_start_is_left_to_it(
+    user, exercise, broker, django_capture_on_commit_callbacks, ago, eta
+):
+    submission = queued(user, exercise, django_capture_on_commit_callbacks)
+    tag = deliver(broker, ago=ago, eta=eta)
+    assert submission_sweep() == {"requeued": 0, "failed": 0, "restored": 0}
+    assert broker.hexists("unacked", tag) and broker.llen("cpu") == 0
+    submission.refresh_from_db()
+    assert (submission.status, submission.tries) == ("queued", 0)
+
+
+@requires_redis
+def test_a_queue_whose_grading_works_is_not_called_offline_after_redis_lost_its_keys(
+    user, exercise, broker, django_capture_on_commit_callbacks
+):
+    # Redis restarted without its keys (the worker's presence key went with them) while a worker
+    # grades a submission under a live lease: nobody is told no worker is online.
+    stuck(UserFactory(username="being-graded"), exercise, ago=-5)
+    broker.flushdb()
+    assert not workers.worker_online("cpu")
+    submission = queued(user, exercise, django_capture_on_commit_callbacks)
+    submission.refresh_from_db()
+    assert submission.message == ""
+    submission_sweep()
+    submission.refresh_from_db()
+    assert submission.message == ""
