@@ -44,8 +44,8 @@ ANSWER_PART = 400
 FILL_ON_SEARCH = 64
 
 # Reciprocal-rank fusion: each ranking adds weight / (RRF_K + rank) to a question; BM25 and
-# meaning each bring their first CANDIDATES; a result under FUSED_SHARE of the best is cut off,
-# so a list holds what more than one ranking agrees on, or one ranking's first few.
+# meaning each bring their first CANDIDATES; a result that only they found is cut off under
+# FUSED_SHARE of the best, so what they add is what they agree on, or one's first two or three.
 RRF_K = 3
 FULL_TEXT_WEIGHT = 1.0
 WORDS_WEIGHT = 1.0
@@ -262,7 +262,8 @@ def answerable(similar: Similar, full_text: list[int], terms: list[Term]) -> boo
 
 def fuse(full_text: list[int], words: list[int], similar: Similar, terms: list[Term]) -> list[int]:
     """The full-text results, BM25's and the questions nearest in meaning, merged by reciprocal
-    rank; results under FUSED_SHARE of the best fused score are cut off."""
+    rank; those that only BM25 or meaning found are cut off under FUSED_SHARE of the best fused
+    score."""
     if not answerable(similar, full_text, terms):
         return []
     scores: dict[int, float] = {}
@@ -276,8 +277,12 @@ def fuse(full_text: list[int], words: list[int], similar: Similar, terms: list[T
             scores[pk] = scores.get(pk, 0.0) + weight / (RRF_K + rank)
     if not scores:
         return []
+    # Full text's results are all kept (its own floor cut them already: a broad word still lists
+    # every question about it); what BM25 and meaning add must reach a share of the best.
     floor = FUSED_SHARE * max(scores.values())
-    return sorted((pk for pk in scores if scores[pk] >= floor), key=lambda pk: -scores[pk])
+    found = set(full_text)
+    kept = (pk for pk in scores if scores[pk] >= floor or pk in found)
+    return sorted(kept, key=lambda pk: -scores[pk])
 
 
 def semantic_only(similar: Similar) -> list[int]:
