@@ -12,8 +12,11 @@ A query is read as its terms (terms.py): each phrase of a term, the synonyms fil
 included, and the slips the ranker corrected, so both rankers read the query alike.
 
 The index (each word's questions and their BM25 term weights, as numpy arrays) is built once per
-bank version and set of visible questions (a few kept): on 10,000 questions a search adds one
-array update per query word (bench/api.py).
+bank version and set of visible questions (a few kept), from each question's words, which are
+kept across bank versions and read again only for a question saved since (its `updated_at`; a
+bulk `update()` of a question's text is not seen until the process restarts). A search then adds
+one array update per query word. The first build in a process splits every question into words:
+slow at 10,000 questions (README, "Benchmarks").
 """
 
 from __future__ import annotations
