@@ -10,9 +10,11 @@ serialisation; no network) and prints p50/p95, queries per request and the ratio
 (list p95 <= 20 ms, search p95 <= 40 ms), and the ratio of each search's p95 to the list's,
 measured in the same run (a loaded machine slows both).
 
-Each search runs three ways in the same run: full text only (SEARCH_SEMANTIC=off), fused with the
-sentence encoder with the query's embedding computed in every request (a query never typed before),
-and fused with it cached (the same query again: a next page, a filter ticked). The generated
+Each search runs three ways in the same run: full text only (SEARCH_SEMANTIC=off), fused (the
+full-text ranker, BM25 and the sentence encoder) with the query's embedding computed in every
+request (a query never typed before), and fused with it cached (the same query again: a next page,
+a filter ticked). The load average is printed before and after: the targets are for a quiet
+machine. The generated
 questions' embeddings are those of the real titles they copy, with a little noise: encoding 10,000
 generated questions would take far longer than the benchmark, and a search's cost does not depend
 on the vectors' values.
@@ -147,6 +149,15 @@ def main() -> None:
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
     print(f"built {args.questions} questions in {time.perf_counter() - started:.1f} s")
+    from quizbank.search import bm25
+
+    indexing = time.perf_counter()
+    bm25.index(Question.objects.published())
+    print(
+        f"BM25 index of the published questions: {time.perf_counter() - indexing:.2f} s"
+        " (once per bank version and process)"
+    )
+    print(f"load average (1, 5, 15 min) before timing: {_load()}")
 
     client = Client()
     cases = {
@@ -209,9 +220,14 @@ def main() -> None:
                 f"{label:<14} {name:<22} {p50:8.1f} {p95:8.1f} {target:8.0f} {p95 / target:10.2f}"
                 f" {len(queries):8d} {p95 / list_p95:9.2f}   ({count} matches)"
             )
+    print(f"load average (1, 5, 15 min) after timing: {_load()}")
     connection.close()
     if not args.keep:
         _drop_database(name)
+
+
+def _load() -> str:
+    return " ".join(f"{load:.1f}" for load in os.getloadavg())
 
 
 def _embed(questions: list, rng: random.Random) -> None:

@@ -125,8 +125,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Search ranks in PostgreSQL where it runs ("auto"), in Python elsewhere (quizbank/search/); the
 # tests run both rankers on PostgreSQL by setting "python".
 SEARCH_RANKER = "auto"
-# What a search's meaning adds (quizbank/search/semantic.py): "fused" with the full-text ranker,
-# "off" (full text only), or "only" (meaning only); the last two for bench/search_quality.py.
+# How a search ranks (quizbank/search/semantic.py): "fused" (the full-text ranker, BM25 and
+# meaning), or for bench/search_quality.py's columns "off" (the full-text ranker alone, as
+# without the encoder), "words" (BM25 alone) or "only" (meaning alone).
 SEARCH_SEMANTIC = os.environ.get("SEARCH_SEMANTIC", "fused")
 AUTH_USER_MODEL = "accounts.User"
 

@@ -276,14 +276,11 @@ def bank_load(*, paths: list[Path], force: bool = False) -> LoadReport:
         # The changed questions' meaning, encoded together before each is saved.
         semantic.prime(
             [
-                (
-                    semantic.embedding_text(
-                        r["question"]["title"],
-                        r["question"]["concepts"],
-                        r["question"]["prompt"],
-                        r["answer"],
-                    ),
+                semantic.embedding_text(
                     r["question"]["title"],
+                    r["question"]["concepts"],
+                    r["question"]["prompt"],
+                    r["answer"],
                 )
                 for r, _ in changed
             ]

@@ -2,7 +2,9 @@
 
 A query becomes a few terms (terms.py); the database ranks the questions about them (postgres.py,
 or fallback.py on SQLite); results scoring under a share of the best are cut off, so a vague word
-does not list the bank; highlight.py marks what matched.
+does not list the bank. With the sentence encoder installed, those results are fused with BM25's
+(bm25.py) and with the questions nearest in meaning (semantic.py), which also decides when a
+query is about nothing the bank holds. highlight.py marks what matched.
 
 A search runs once per request, over every question the user may see, and gives the matching ids
 best first (`SearchResults`). The list and each facet's count narrow those same results, so the
@@ -30,7 +32,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Cast
 
-from . import fallback, postgres, semantic
+from . import bm25, fallback, postgres, semantic
 from .highlight import highlight, question_search_fields, snippet
 from .terms import MAX_LENGTH, WORD_RE, Term, marked_words, search_terms
 
@@ -99,13 +101,21 @@ def question_search_results(queryset: QuerySet, text: str) -> SearchResults | No
     python = settings.SEARCH_RANKER == "python" or connection.vendor != "postgresql"
     backend = fallback if python else postgres
     mode = settings.SEARCH_SEMANTIC
-    similar = None if mode == "off" else semantic.similarities(queryset, text[:MAX_LENGTH])
+    similar = None
+    if mode not in ("off", "words"):
+        similar = semantic.similarities(queryset, text[:MAX_LENGTH])
     if similar is not None and mode == "only":
         return SearchResults(semantic.semantic_only(similar), "")
+    read = list(terms)
     ids, terms = backend.ranked(queryset.order_by(), terms, text)
+    if mode == "words":
+        return SearchResults(bm25.ranked(queryset, read, 10), marked_words(read))
     if similar is not None:
-        # Without the encoder (its files not installed), full text alone (health: "search").
-        ids = semantic.fuse(ids, similar, terms)
+        # Without the encoder (its files not installed), full text alone (health: "search"):
+        # its word rules, not meaning, keep off-topic queries out.
+        words = bm25.ranked(queryset, read, semantic.CANDIDATES)
+        ids = semantic.fuse(ids, words, similar, read)
+        terms = read
     return SearchResults(ids, marked_words(terms))
 
 

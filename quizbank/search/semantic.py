@@ -1,24 +1,23 @@
 """What a question means: its embedding, and the questions nearest a query's.
 
 Each question's embedding (encoder.py) is computed from its title, concepts, prompt and the first
-part of its answer when it is saved (a bank load encodes its changed questions together first,
-`prime`), and stored with it as 384 float16 numbers (`Question.embedding`), beside the hash of the
-text it was computed from, so an unchanged question is never encoded again. A search reads the
-embeddings of the questions the user may see once per bank version, as one matrix, and scores a
-query (embedded once, cached) against all of them with one product.
+part of its answer, and stored with it as 384 float16 numbers (`Question.embedding`), beside the
+hash of the text it was computed from (`embedding_key`), so an unchanged question is never
+encoded again. Encoding costs milliseconds a question, so a save does not pay it: `load_bank`
+encodes its changed questions together (`prime`, `fill`), and a question saved otherwise (the
+admin, a test's factory) is encoded by the first search that reads it (`vectors`). A search reads
+the embeddings of the questions the user may see once per bank version, as one matrix, and scores
+a query (embedded once, cached) against all of them with one product.
 
-The stored vector is the mean of two embeddings, the question's text and its title alone (then
-scaled to unit length): on the dev set that found more than either, as a short query reads more
-like a title than like a prompt.
-
-`fuse` merges this ranking with the full-text one (postgres.py or fallback.py) by reciprocal rank,
-the full-text ranks weighing more, so exact and misspelt names stay on top; and answers nothing for
-a query that neither means anything the bank is about nor names anything it holds.
+`fuse` merges three rankings by reciprocal rank: the full-text ranker's (postgres.py or
+fallback.py: strict, exact names and slips first), BM25's (bm25.py: any of the words, no
+cut-off) and meaning's; and `answerable` answers nothing for a query that neither means anything
+the bank is about nor names anything it holds. Every figure below was set on the main, dev and
+dev-v3 query sets (bench/search_quality.py), never on the held-out ones.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 import threading
@@ -30,34 +29,34 @@ from django.db.models import QuerySet
 
 from ..caching import bank_version
 from . import encoder as encoder_module
-from .fallback import words_of
 from .terms import Term
 
 if TYPE_CHECKING:
     import numpy as np
 
-# Which model and text recipe an embedding was computed with: a change re-encodes every question.
-RECIPE = "all-MiniLM-L6-v2/text+title/1"
+# Which model and text recipe an embedding was computed with: a change re-encodes every question
+# at the next load_bank. The question's text alone: averaging in the title's embedding (recipe 1)
+# found less on the dev-v3 set.
+RECIPE = "all-MiniLM-L6-v2/text/2"
 # The answer's first part: its first paragraph of prose, at most this many characters.
 ANSWER_PART = 400
+# Questions without an embedding that one search encodes and stores (load_bank does the rest).
+FILL_ON_SEARCH = 64
 
-# Reciprocal-rank fusion: each list adds weight / (K + rank). Full text weighs more, so that its
-# first result stays first unless meaning puts another close behind it far ahead.
-RRF_K = 5
+# Reciprocal-rank fusion: each ranking adds weight / (RRF_K + rank) to a question; BM25 and
+# meaning each bring their first CANDIDATES; a result that only they found is cut off under
+# FUSED_SHARE of the best, so what they add is what they agree on, or one's first two or three.
+RRF_K = 3
 FULL_TEXT_WEIGHT = 1.0
-SEMANTIC_WEIGHT = 0.6
-# Cosine similarities (unit vectors) of a query to a question's embedding, measured on the dev set:
-# from SEMANTIC_STRONG a question is about what the query means, even sharing none of its words;
-# under SEMANTIC_WEAK the query means nothing the bank is about.
+WORDS_WEIGHT = 1.0
+SEMANTIC_WEIGHT = 1.0
+CANDIDATES = 20
+FUSED_SHARE = 0.3
+# Cosine similarities (unit vectors) of a query to a question's embedding (`answerable`).
 SEMANTIC_STRONG = 0.5
-SEMANTIC_WEAK = 0.35
-# Questions that meaning alone adds: within this much of the best similarity, at most this many.
-SEMANTIC_MARGIN = 0.08
-SEMANTIC_EXTRA = 5
-# A plain word is distinctive when it stands in the titles, concepts or slugs of at most this share
-# of the questions (and at least DISTINCTIVE_MIN of them however small the bank).
-DISTINCTIVE_SHARE = 0.04
-DISTINCTIVE_MIN = 6
+SEMANTIC_WITH_UNUSED = 0.45
+SEMANTIC_WEAK = 0.3
+SEMANTIC_WORDS = 0.25
 
 _MARKDOWN = re.compile(r"[`*_#>\[\]|]+")
 
@@ -97,62 +96,54 @@ def _to_bytes(vector: np.ndarray) -> bytes:
     return vector.astype("<f2").tobytes()
 
 
-def prime(items: list[tuple[str, str]]) -> None:
-    """Encode the questions' (text, title) pairs not yet encoded, together (faster than one by
-    one)."""
-    import numpy as np
-
+def prime(texts: list[str]) -> None:
+    """Encode the questions' texts (`embedding_text`) not yet encoded, together (faster than one
+    by one)."""
     model = encoder_module.encoder()
     if model is None:
         return
-    todo = list(dict.fromkeys(item for item in items if embedding_key(item[0]) not in _MEMO))
+    todo = list(dict.fromkeys(text for text in texts if embedding_key(text) not in _MEMO))
     if not todo:
         return
-    vectors = model.encode([text for text, _ in todo] + [title for _, title in todo])
-    both = vectors[: len(todo)] + vectors[len(todo) :]
-    both /= np.maximum(np.linalg.norm(both, axis=1, keepdims=True), 1e-12)
+    vectors = model.encode(todo)
     with _MEMO_LOCK:
-        for (text, _), vector in zip(todo, both, strict=True):
+        for text, vector in zip(todo, vectors, strict=True):
             _MEMO[embedding_key(text)] = _to_bytes(vector)
         while len(_MEMO) > _MEMO_SIZE:
             _MEMO.popitem(last=False)
 
 
-def embed(text: str, title: str) -> bytes | None:
+def embed(text: str) -> bytes | None:
     """The stored form of a question's embedding (float16, little-endian), from its
-    `embedding_text` and title; None without the encoder."""
+    `embedding_text`; None without the encoder."""
     if encoder_module.encoder() is None:
         return None
     key = embedding_key(text)
     if key not in _MEMO:
-        prime([(text, title)])
+        prime([text])
     return _MEMO.get(key)
 
 
 def refresh(question: Any) -> None:
-    """Set `question.embedding` from its text, unless it was computed from this text already."""
+    """Keep `question.embedding` if it was computed from its text; else take the one this process
+    encoded for that text (load_bank primes them), or none: the first search that reads the
+    question encodes it. A save never waits for the encoder."""
     text = embedding_text(question.title, question.concepts, question.prompt, question.answer)
     key = embedding_key(text)
     if question.embedding is not None and question.embedding_key == key:
         return
-    vector = embed(text, question.title)
+    vector = _MEMO.get(key)
     question.embedding = vector
     question.embedding_key = key if vector is not None else ""
 
 
 @dataclass
 class Vectors:
-    """The embeddings of the questions a user may see, one row each, and in how many of their
-    heads (title, concepts, slug) each word stands."""
+    """The embeddings of the questions a user may see, one row each (those without one left
+    out)."""
 
     pks: list[int]
     matrix: np.ndarray
-    head_counts: dict[str, int]
-    questions: int
-
-    @functools.cached_property
-    def index(self) -> dict[int, int]:
-        return {pk: i for i, pk in enumerate(self.pks)}
 
 
 @dataclass
@@ -164,15 +155,9 @@ class Similar:
     scores: np.ndarray
     vectors: Vectors
 
-    @functools.cached_property
-    def ascending(self) -> np.ndarray:
-        import numpy as np
-
-        return np.sort(self.scores)
-
     @property
     def best(self) -> float:
-        return float(self.ascending[-1]) if len(self.scores) else 0.0
+        return float(self.scores.max()) if len(self.scores) else 0.0
 
     def nearest(self, count: int) -> list[tuple[int, float]]:
         """The `count` most similar questions, most similar first."""
@@ -185,46 +170,27 @@ class Similar:
         chosen = chosen[np.argsort(-self.scores[chosen], kind="stable")]
         return [(self.vectors.pks[i], float(self.scores[i])) for i in chosen]
 
-    def ranks(self, pks: list[int]) -> list[int]:
-        """Each question's rank by similarity (1 = nearest); past the last for one without an
-        embedding."""
-        import numpy as np
-
-        last = len(self.scores) + 1
-        where = [self.vectors.index.get(pk) for pk in pks]
-        known = [i for i in where if i is not None]
-        if not known:
-            return [last] * len(pks)
-        higher = len(self.scores) - np.searchsorted(
-            self.ascending, self.scores[known], side="right"
-        )
-        ranks = iter((higher + 1).tolist())
-        return [last if i is None else next(ranks) for i in where]
-
 
 _READ: dict[tuple[str, str], Vectors] = {}
 _READ_LOCK = threading.Lock()
 
 
 def vectors(queryset: QuerySet) -> Vectors:
-    """The embeddings of `queryset`'s questions, read once per bank version (a few sets kept)."""
+    """The embeddings of `queryset`'s questions, read once per bank version (a few sets kept).
+    Questions saved since their text changed have none yet: up to FILL_ON_SEARCH of them are
+    encoded now and stored (load_bank encodes them all)."""
     import numpy as np
 
     key = (bank_version(), str(queryset.values("pk").query))
     found = _READ.get(key)
     if found is None:
-        rows = queryset.order_by().values_list("pk", "embedding", "title", "concepts", "slug")
+        rows = list(queryset.order_by("pk").values_list("pk", "embedding"))
+        missing = [pk for pk, blob in rows if blob is None][:FILL_ON_SEARCH]
+        filled = _fill_missing(queryset.model, missing) if missing else {}
         pks = []
         blobs = []
-        head_counts: dict[str, int] = {}
-        questions = 0
-        for pk, blob, title, concepts, slug in rows:
-            questions += 1
-            head = {*words_of(title), *words_of(slug.replace("-", " "))}
-            for concept in concepts if isinstance(concepts, list) else []:
-                head.update(words_of(str(concept)))
-            for word in head:
-                head_counts[word] = head_counts.get(word, 0) + 1
+        for pk, blob in rows:
+            blob = filled.get(pk, blob)
             if blob is not None and len(blob) == encoder_module.DIMENSIONS * 2:
                 pks.append(pk)
                 blobs.append(bytes(blob))
@@ -233,7 +199,7 @@ def vectors(queryset: QuerySet) -> Vectors:
             .reshape(len(pks), encoder_module.DIMENSIONS)
             .astype(np.float32)
         )
-        found = Vectors(pks, matrix, head_counts, questions)
+        found = Vectors(pks, matrix)
         with _READ_LOCK:
             while len(_READ) >= 4:
                 _READ.pop(next(iter(_READ)))
@@ -241,9 +207,30 @@ def vectors(queryset: QuerySet) -> Vectors:
     return found
 
 
+def _fill_missing(model: Any, pks: list[int]) -> dict[int, bytes]:
+    """Encode and store the embeddings of these questions (saved without one); each is stored
+    only if the question was not saved again meanwhile (its `updated_at` unchanged)."""
+    rows = model.objects.filter(pk__in=pks).values_list(
+        "pk", "title", "concepts", "prompt", "answer", "updated_at"
+    )
+    read = [(pk, embedding_text(t, c, p, a), at) for pk, t, c, p, a, at in rows]
+    prime([text for _, text, _ in read])
+    filled = {}
+    for pk, text, updated_at in read:
+        vector = embed(text)
+        if vector is None:
+            continue
+        stored = model.objects.filter(pk=pk, updated_at=updated_at, embedding__isnull=True).update(
+            embedding=vector, embedding_key=embedding_key(text)
+        )
+        if stored:
+            filled[pk] = vector
+    return filled
+
+
 def similarities(queryset: QuerySet, text: str) -> Similar | None:
-    """Every question of `queryset` with its cosine similarity to `text`, most similar first; None
-    without the encoder."""
+    """Every question of `queryset` with its cosine similarity to `text`; None without the
+    encoder."""
     model = encoder_module.encoder()
     if model is None:
         return None
@@ -251,41 +238,51 @@ def similarities(queryset: QuerySet, text: str) -> Similar | None:
     return Similar(found.matrix @ model.query(text), found)
 
 
-def distinctive(terms: list[Term], found: Vectors) -> bool:
-    """Whether the query names something the bank holds: a PyTorch name, a phrase of the synonyms
-    file, a slip of a title's word, or a word that stands in few questions' titles, concepts or
-    slugs ("einsum", not "memory" or "loss")."""
-    rare = max(DISTINCTIVE_MIN, DISTINCTIVE_SHARE * found.questions)
-    for term in terms:
-        if term.foreign:
-            continue
-        if not term.plain or term.marks:
-            return True
-        counts = [found.head_counts.get(w, 0) for w in words_of(term.phrases[0])]
-        if counts and 0 < min(counts) <= rare:
-            return True
-    return False
+def answerable(similar: Similar, full_text: list[int], terms: list[Term]) -> bool:
+    """Whether the query is about something the bank holds, or answers nothing (the empty state
+    suggests popular questions). Meaning decides, helped by words:
 
-
-def fuse(full_text: list[int], similar: Similar, terms: list[Term]) -> list[int]:
-    """The full-text results and the questions nearest in meaning, merged by reciprocal rank."""
+    - a strong semantic match (SEMANTIC_STRONG) is always answered;
+    - a query with a word the bank never uses, in any field ("guitar", "mortgage") needs nearly
+      as strong a one (SEMANTIC_WITH_UNUSED): "batch of cookies" shares "batch" and nothing else;
+    - a query that names something the bank holds (a PyTorch name, a phrase of the synonyms
+      file, a corrected slip) and that full text finds is answered however short ("OOM", "RoPE":
+      this small encoder scores such names low);
+    - otherwise meaning must reach SEMANTIC_WEAK, or SEMANTIC_WORDS where full text finds it too.
+    """
     best = similar.best
-    if best < SEMANTIC_WEAK and not distinctive(terms, similar.vectors):
-        # Words the bank also uses, meaning nothing it is about ("memory loss in old age").
+    if best >= SEMANTIC_STRONG:
+        return True
+    if any(term.unused for term in terms):
+        return best >= SEMANTIC_WITH_UNUSED
+    if full_text and any(not term.plain or term.marks for term in terms):
+        return True
+    return best >= (SEMANTIC_WORDS if full_text else SEMANTIC_WEAK)
+
+
+def fuse(full_text: list[int], words: list[int], similar: Similar, terms: list[Term]) -> list[int]:
+    """The full-text results, BM25's and the questions nearest in meaning, merged by reciprocal
+    rank; those that only BM25 or meaning found are cut off under FUSED_SHARE of the best fused
+    score."""
+    if not answerable(similar, full_text, terms):
         return []
-    if not full_text and best < SEMANTIC_STRONG:
-        return []
-    floor = max(SEMANTIC_WEAK, best - SEMANTIC_MARGIN)
-    nearest = similar.nearest(SEMANTIC_EXTRA)
     scores: dict[int, float] = {}
-    for rank, (pk, semantic_rank) in enumerate(
-        zip(full_text, similar.ranks(full_text), strict=True), 1
-    ):
-        scores[pk] = FULL_TEXT_WEIGHT / (RRF_K + rank) + SEMANTIC_WEIGHT / (RRF_K + semantic_rank)
-    for rank, (pk, score) in enumerate(nearest, 1):
-        if pk not in scores and score >= floor:
-            scores[pk] = SEMANTIC_WEIGHT / (RRF_K + rank)
-    return sorted(scores, key=lambda pk: -scores[pk])
+    rankings = (
+        (full_text, FULL_TEXT_WEIGHT),
+        (words, WORDS_WEIGHT),
+        ([pk for pk, _ in similar.nearest(CANDIDATES)], SEMANTIC_WEIGHT),
+    )
+    for ranking, weight in rankings:
+        for rank, pk in enumerate(ranking, 1):
+            scores[pk] = scores.get(pk, 0.0) + weight / (RRF_K + rank)
+    if not scores:
+        return []
+    # Full text's results are all kept (its own floor cut them already: a broad word still lists
+    # every question about it); what BM25 and meaning add must reach a share of the best.
+    floor = FUSED_SHARE * max(scores.values())
+    found = set(full_text)
+    kept = (pk for pk in scores if scores[pk] >= floor or pk in found)
+    return sorted(kept, key=lambda pk: -scores[pk])
 
 
 def semantic_only(similar: Similar) -> list[int]:
@@ -306,13 +303,13 @@ def fill(queryset: QuerySet) -> int:
     for pk, title, concepts, prompt, answer, key in rows:
         text = embedding_text(title, concepts, prompt, answer)
         if embedding_key(text) != key:
-            stale.append((pk, text, title))
-    prime([(text, title) for _, text, title in stale])
+            stale.append((pk, text))
+    prime([text for _, text in stale])
     model = queryset.model
     changed = []
-    for pk, text, title in stale:
+    for pk, text in stale:
         question = model(pk=pk)
-        question.embedding = embed(text, title)
+        question.embedding = embed(text)
         question.embedding_key = embedding_key(text)
         changed.append(question)
     model.objects.bulk_update(changed, ["embedding", "embedding_key"], batch_size=500)

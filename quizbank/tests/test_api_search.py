@@ -330,5 +330,5 @@ def test_terms_found_side_by_side_outrank_the_same_terms_apart(api):
         prompt="Some schedules add warmup before weight decay starts.",
         primary_topic=topic,
     )
-    assert top(api, "weight decay warmup")[0] == "b-together"
-    assert set(top(api, "weight decay warmup")) == {"a-apart", "b-together"}
+    # (Fused with BM25 and meaning, a third question may follow: one holding "weights".)
+    assert top(api, "weight decay warmup")[:2] == ["b-together", "a-apart"]

@@ -41,10 +41,9 @@ def test_search_finds_the_learners_question_in_the_real_bank(bank_slugs):
     report = _quality().evaluate(bank_slugs)
     assert report.queries >= 200
     assert report.top5 >= 0.99, report.misses
-    # Fused with meaning (issue 30) the main set's top-1 fell from 94.8% to 92.0% and its MRR
-    # from 0.970 to 0.956 while every set written apart gained: meaning reorders some of full
-    # text's close first places.
-    assert report.top1 >= 0.91, report.misses
+    # Fused with BM25 and meaning (issue 30) the main set's top-1 is 93.2% (full text alone
+    # 94.0%): the other rankings reorder a few of full text's close first places.
+    assert report.top1 >= 0.92, report.misses
     assert report.mrr >= 0.95, report.misses
     assert report.false_positive_rate == 0, report.misses
 
@@ -58,12 +57,15 @@ def test_search_finds_the_learners_question_in_the_real_bank(bank_slugs):
         # a third.
         ("held-out", 0.98, 0.95, 0.97, 3),
         # Written later by someone who had not read the search code; tuning looked at it.
-        ("dev", 0.98, 0.89, 0.93, 1),
+        ("dev", 0.99, 0.92, 0.95, 1),
         # Written with dev and never looked at while tuning: the honest figures.
-        ("sealed", 0.96, 0.87, 0.91, 0),
-        # Issue 30's: paraphrases, symptoms, typos, long pasted questions, everyday off-topic
-        # phrases, by a reviewer who read neither the code nor the other sets; never tuned on.
-        ("held-out-v3", 0.73, 0.56, 0.63, 2),
+        ("sealed", 0.97, 0.88, 0.92, 0),
+        # Issue 30's dev set (paraphrases, symptoms, slips, pasted questions, everyday off-topic
+        # phrases), written before the fusion was tuned on it.
+        ("dev-v3", 0.93, 0.72, 0.81, 0),
+        # Issue 30's: the same styles, by a reviewer who read neither the code nor the other
+        # sets; never tuned on. Fused: 88.8% top-5 (full text alone 70.6%).
+        ("held-out-v3", 0.87, 0.70, 0.77, 2),
     ],
 )
 def test_search_generalises_to_phrasings_written_apart(
@@ -82,6 +84,6 @@ def test_search_generalises_to_phrasings_written_apart(
 def test_the_python_ranker_make_run_uses_finds_the_learners_question_too(bank_slugs, settings):
     settings.SEARCH_RANKER = "python"
     report = _quality().evaluate(bank_slugs)
-    assert report.top5 >= 0.98, report.misses
-    assert report.top1 >= 0.90, report.misses
+    assert report.top5 >= 0.99, report.misses
+    assert report.top1 >= 0.92, report.misses
     assert report.false_positive_rate == 0, report.misses

@@ -3,6 +3,7 @@ ranker; exact names stay on top; the encoder's files are checked, and without th
 works on full text and says so (quizbank/search/semantic.py, encoder.py)."""
 
 import shutil
+import uuid
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ from django.core import checks
 
 from quizbank.models import Question
 from quizbank.search import encoder, semantic
+from quizbank.search.fallback import words_of
 
 from .factories import QuestionFactory, TopicFactory
 
@@ -100,26 +102,53 @@ def test_the_encoder_puts_a_paraphrase_nearer_than_an_unrelated_sentence():
     assert np.allclose(model.encode(["Why does the training loss become NaN?"])[0], b, atol=1e-5)
 
 
-def test_a_question_stores_its_embedding_and_keeps_it_while_its_text_is_unchanged(bank):
-    question = Question.objects.get(slug="zero-grad")
+def test_a_save_never_encodes_and_the_first_search_stores_the_embedding(api, bank):
+    # A text this process never encoded (a bank load keeps what it encoded, for the saves).
+    question = QuestionFactory(slug="clip", title=f"Clipping gradients ({uuid.uuid4().hex})")
+    assert question.embedding is None and question.embedding_key == ""
+    top(api, "clipping gradients")
+    question.refresh_from_db()
     assert len(question.embedding) == encoder.DIMENSIONS * 2  # float16
-    key = question.embedding_key
-    question.why_asked = "It shows whether you know how backward accumulates."
-    question.save()
-    question.refresh_from_db()
-    assert question.embedding_key == key
-    question.title = "What happens if you never call zero_grad?"
-    question.save(update_fields=["title"])
-    question.refresh_from_db()
-    assert question.embedding_key != key
     stored = np.frombuffer(question.embedding, dtype="<f2").astype(np.float32)
     text = semantic.embedding_text(
         question.title, question.concepts, question.prompt, question.answer
     )
-    model = encoder.encoder()
-    expected = model.encode([text])[0] + model.encode([question.title])[0]
-    expected /= np.linalg.norm(expected)
-    assert np.allclose(stored, expected, atol=2e-3)
+    assert question.embedding_key == semantic.embedding_key(text)
+    assert np.allclose(stored, encoder.encoder().encode([text])[0], atol=2e-3)
+
+
+def test_an_embedding_is_kept_while_the_text_it_was_computed_from_is_unchanged(api, bank):
+    top(api, "gradients")
+    question = Question.objects.get(slug="zero-grad")
+    key, embedding = question.embedding_key, bytes(question.embedding)
+    question.why_asked = "It shows whether you know how backward accumulates."
+    question.save()
+    question.refresh_from_db()
+    assert (question.embedding_key, bytes(question.embedding)) == (key, embedding)
+    # A new text drops it (no encoding in the save); the next search encodes the new text.
+    question.title = f"What happens if you never call zero_grad? ({uuid.uuid4().hex})"
+    question.save(update_fields=["title"])
+    question.refresh_from_db()
+    assert question.embedding is None
+    api.get("/api/questions/", {"search": "gradients"})
+    question.refresh_from_db()
+    text = semantic.embedding_text(
+        question.title, question.concepts, question.prompt, question.answer
+    )
+    assert question.embedding_key == semantic.embedding_key(text) != key
+
+
+def test_a_paraphrase_that_shares_no_word_with_the_bank_finds_its_question(api, bank, settings):
+    text = "faster dataloading"
+    bank_words = {
+        w
+        for q in Question.objects.all()
+        for w in words_of(" ".join([q.title, q.prompt, " ".join(q.concepts), q.answer]))
+    }
+    assert not set(words_of(text)) & bank_words
+    assert top(api, text)[:1] == ["dataloader-workers"]
+    settings.SEARCH_SEMANTIC = "off"
+    assert top(api, text) == []
 
 
 @pytest.mark.parametrize(
@@ -146,10 +175,21 @@ def test_an_exact_name_stays_first(api, bank):
 
 @pytest.mark.parametrize(
     "text",
-    ["how do I bake sourdough bread", "memory loss in old age", "learning to play guitar"],
+    [
+        "how do I bake sourdough bread",
+        # Everyday phrases that share a word with the bank: meaning finds nothing near them.
+        "learning to play guitar",
+        "a batch of cookies",
+    ],
 )
 def test_a_query_that_means_nothing_the_bank_is_about_finds_nothing(api, bank, text):
     assert top(api, text) == []
+
+
+def test_the_list_page_answers_an_everyday_query_with_popular_questions(client, bank):
+    body = client.get("/questions/", {"search": "a batch of cookies"}).content.decode()
+    assert "0 questions" in body
+    assert "Popular questions" in body
 
 
 def test_an_altered_model_file_is_refused_and_search_runs_on_full_text(api, bank, no_encoder):
@@ -180,7 +220,7 @@ def test_without_the_model_files_search_works_and_health_says_so(api, bank, no_e
     warnings = [m for m in checks.run_checks() if m.id == "quizbank.W001"]
     assert len(warnings) == 1 and "model.safetensors, tokenizer.json" in warnings[0].msg
     # A question saved meanwhile has no embedding; the next bank load (semantic.fill) adds it.
-    question = QuestionFactory(slug="saved-without-encoder", title="Gradient clipping")
+    question = QuestionFactory(slug="saved-without-encoder", title=f"Clipping ({uuid.uuid4().hex})")
     assert question.embedding is None
 
 
@@ -190,7 +230,7 @@ def test_health_says_search_ranks_by_meaning_when_the_encoder_loads(api):
 
 
 def test_a_bank_load_fills_embeddings_that_were_missing(bank, no_encoder):
-    question = QuestionFactory(slug="late", title="Clipping gradients by their norm")
+    question = QuestionFactory(slug="late", title=f"Clipping gradients ({uuid.uuid4().hex})")
     assert question.embedding is None
     shutil.copy(_installed_dir() / "tokenizer.json", no_encoder / "tokenizer.json")
     shutil.copy(_installed_dir() / "model.safetensors", no_encoder / "model.safetensors")
