@@ -56,8 +56,11 @@ def test_search_finds_the_learners_question_in_the_real_bank(bank_slugs):
         # loss in old age", "learning rate of a student" and, since bank v3 (26 questions more),
         # a third.
         ("held-out", 0.98, 0.95, 0.97, 3),
-        # Written later by someone who had not read the search code; tuning looked at it.
-        ("dev", 0.99, 0.92, 0.95, 1),
+        # Written later by someone who had not read the search code; tuning looked at it. Two
+        # off-topic queries find questions: "nvidia stock price forecast" (nvidia is a name the
+        # bank uses) and, since bank v3's last nine questions (rope-scaling-long-context),
+        # "how to pay attention in long meetings".
+        ("dev", 0.99, 0.92, 0.95, 2),
         # Written with dev and never looked at while tuning: the honest figures.
         ("sealed", 0.97, 0.88, 0.92, 0),
         # Issue 30's dev set (paraphrases, symptoms, slips, pasted questions, everyday off-topic
