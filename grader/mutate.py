@@ -63,6 +63,9 @@ def _mutant_float32(fn):
     def down(v):
         if isinstance(v, _mutant_torch.Tensor) and v.dtype == _mutant_torch.float64:
             return v.float(), True
+        if type(v) in (tuple, list):
+            moved = [down(x) for x in v]
+            return type(v)(x for x, _ in moved), any(f for _, f in moved)
         return v, False
 
     def up(v):
@@ -84,6 +87,25 @@ def _mutant_float32(fn):
     return wrapper
 
 
+def _mutant_probe(fn):
+    import functools
+
+    def floating(v):
+        if isinstance(v, _mutant_torch.Tensor):
+            return v.is_floating_point()
+        if type(v) in (tuple, list):
+            return any(floating(x) for x in v)
+        return False
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if any(floating(v) for v in (*args, *kwargs.values())):
+            raise RuntimeError("mutation probe: a floating-point tensor reached this function")
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
 def _mutant_detach(v):
     if isinstance(v, _mutant_torch.Tensor):
         return v.detach()
@@ -100,6 +122,11 @@ class Mutant:
     line: int
     description: str
     source: str
+    # For a `float32` mutant: the reference with the same function made to raise as soon as a
+    # floating-point tensor reaches it. If that probe passes every check, no check ever gives the
+    # function a float tensor, so the float32 wrapper never acts and the mutant is the reference
+    # itself: *inert*, not a hole of the checks (an integer, shape or module-only contract).
+    probe: str | None = None
 
 
 @dataclass(frozen=True)
@@ -127,12 +154,17 @@ def mutants(source: str) -> list[Mutant]:
         text = ast.unparse(mutated)
         if text == original:
             continue
+        probe = None
         if site.operator in ("float32", "detach-added"):
             text = ast.unparse(_with_prelude(mutated))
             mutant_id = f"{site.operator}:{site.description.split()[0]}"
+            if site.operator == "float32":
+                probed = _apply(tree, _Site(**{**vars(site), "apply": _decorate("_mutant_probe")}))
+                assert probed is not None
+                probe = ast.unparse(_with_prelude(probed))
         else:
             mutant_id = f"{site.operator}:{site.line}:{counts[key]}"
-        found.append(Mutant(mutant_id, site.operator, site.line, site.description, text))
+        found.append(Mutant(mutant_id, site.operator, site.line, site.description, text, probe))
     return found
 
 

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 BASELINE_NAME = "mutants-baseline.txt"
+INERT = "inert"  # the status of a mutant whose probe passed every check
 # Grader files whose change can turn a cached kill into a survivor: part of every cache key.
-_GRADER_FILES = ("compare.py", "gen.py", "runner.py", "verdict.py", "mutate.py")
+_GRADER_FILES = ("compare.py", "gen.py", "runner.py", "verdict.py", "mutate.py", "frames.py")
 
 
 @dataclass
@@ -30,12 +31,16 @@ class Score:
     killed: list[str] = field(default_factory=list)
     waived: list[str] = field(default_factory=list)
     survived: list[str] = field(default_factory=list)
+    # float32 mutants whose probe passed: no check gives the function a floating-point tensor,
+    # so the mutant never acts and is the reference itself (mutate.Mutant.probe).
+    inert: list[str] = field(default_factory=list)
     cached: int = 0  # kills read from the cache instead of graded
 
     def line(self) -> str:
+        inert = f", {len(self.inert)} inert (no float input)" if self.inert else ""
         return (
             f"{self.slug}: mutants {self.generated} generated, {len(self.killed)} killed, "
-            f"{len(self.waived)} waived, {len(self.survived)} survived"
+            f"{len(self.waived)} waived, {len(self.survived)} survived{inert}"
             f" ({self.cached} kills from the cache)"
         )
 
@@ -47,10 +52,12 @@ def score(
     *,
     cached: int = 0,
 ) -> Score:
-    """``results``: mutant id -> verdict status."""
+    """``results``: mutant id -> verdict status, or INERT for a mutant whose probe passed."""
     out = Score(slug=slug, generated=len(results), cached=cached)
     for mutant_id, status in sorted(results.items()):
-        if status != "passed":
+        if status == INERT:
+            out.inert.append(mutant_id)
+        elif status != "passed":
             out.killed.append(mutant_id)
         elif mutant_id in waivers:
             out.waived.append(mutant_id)
@@ -125,7 +132,8 @@ def cache_key(mutant_source: str, job: Mapping[str, Any]) -> str:
 
 
 class KillCache:
-    """Kills by content hash, one empty file each (only kills: a survivor is always regraded)."""
+    """Kills by content hash, one empty file each (only kills and inert mutants, both settled
+    by the content alone: a survivor is always regraded)."""
 
     def __init__(self, folder: Path | None) -> None:
         self.folder = folder
@@ -133,7 +141,10 @@ class KillCache:
     def killed(self, key: str) -> bool:
         return self.folder is not None and (self.folder / key).is_file()
 
-    def record(self, key: str) -> None:
+    def inert(self, key: str) -> bool:
+        return self.folder is not None and (self.folder / f"{key}.inert").is_file()
+
+    def record(self, key: str, *, inert: bool = False) -> None:
         if self.folder is not None:
             self.folder.mkdir(parents=True, exist_ok=True)
-            (self.folder / key).touch()
+            (self.folder / (f"{key}.inert" if inert else key)).touch()

@@ -140,6 +140,8 @@ def grade_mutants(
         if cache.killed(key):
             statuses[mutant.id] = "killed (cached)"
             cached += 1
+        elif cache.inert(key):
+            statuses[mutant.id] = mutation.INERT
         else:
             pending.append((mutant, key))
     failed: list[str] = []
@@ -153,7 +155,15 @@ def grade_mutants(
         # Straight to the pool: no database write from these threads (a mutant's run says
         # nothing new about the reference's time).
         mutant, key = item
-        return mutant, key, pool.grade(exercise_job(exercise, mutant.source, diagnose=False))
+        result = pool.grade(exercise_job(exercise, mutant.source, diagnose=False))
+        if result.get("status") == "passed" and mutant.probe is not None:
+            # A surviving float32 mutant: did any check give the function a float tensor?
+            probe = pool.grade(exercise_job(exercise, mutant.probe, diagnose=False))
+            if probe.get("grader_failed"):
+                return mutant, key, probe
+            if probe["status"] == "passed":
+                return mutant, key, {"status": mutation.INERT}
+        return mutant, key, result
 
     with ThreadPoolExecutor(max_workers=max(1, slots)) as executor:
         for mutant, key, result in executor.map(run, pending):
@@ -161,7 +171,9 @@ def grade_mutants(
                 failed.append(mutant.id)
                 continue
             statuses[mutant.id] = result["status"]
-            if result["status"] != "passed":
+            if result["status"] == mutation.INERT:
+                cache.record(key, inert=True)
+            elif result["status"] != "passed":
                 cache.record(key)
     return statuses, cached, failed
 
