@@ -111,6 +111,23 @@ def _mutant_detach(v):
         return v.detach()
     if type(v) in (tuple, list):
         return type(v)(_mutant_detach(x) for x in v)
+    if type(v) is dict:
+        return {k: _mutant_detach(x) for k, x in v.items()}
+    return v
+
+
+def _mutant_detach_probe(v):
+    def floating(v):
+        if isinstance(v, _mutant_torch.Tensor):
+            return v.is_floating_point() or v.is_complex()
+        if type(v) in (tuple, list):
+            return any(floating(x) for x in v)
+        if type(v) is dict:
+            return any(floating(x) for x in v.values())
+        return False
+
+    if floating(v):
+        raise RuntimeError("mutation probe: this function returned a floating-point tensor")
     return v
 """
 
@@ -123,9 +140,12 @@ class Mutant:
     description: str
     source: str
     # For a `float32` mutant: the reference with the same function made to raise as soon as a
-    # floating-point tensor reaches it. If that probe passes every check, no check ever gives the
-    # function a float tensor, so the float32 wrapper never acts and the mutant is the reference
-    # itself: *inert*, not a hole of the checks (an integer, shape or module-only contract).
+    # floating-point tensor reaches it; for a `detach-added` one, as soon as it returns one. If
+    # that probe passes every check, the mutant never acts in any check (it casts only float
+    # tensors, and detaches only tensors, of which an integer one tracks no gradient): it is the
+    # reference itself, *inert*, not a hole of the checks (an integer, shape, float or
+    # module-only contract). A function that does see or return a float tensor keeps its mutant
+    # to kill (a float64 input, gen.grads) or to waive with the reason.
     probe: str | None = None
 
 
@@ -158,10 +178,12 @@ def mutants(source: str) -> list[Mutant]:
         if site.operator in ("float32", "detach-added"):
             text = ast.unparse(_with_prelude(mutated))
             mutant_id = f"{site.operator}:{site.description.split()[0]}"
-            if site.operator == "float32":
-                probed = _apply(tree, _Site(**{**vars(site), "apply": _decorate("_mutant_probe")}))
-                assert probed is not None
-                probe = ast.unparse(_with_prelude(probed))
+            # The probe of a wrapping operator: the same site, made to raise where the mutant
+            # would act (Mutant.probe).
+            probing = _decorate("_mutant_probe") if site.operator == "float32" else _probe_returns
+            probed = _apply(tree, _Site(**{**vars(site), "apply": probing}))
+            assert probed is not None
+            probe = ast.unparse(_with_prelude(probed))
         else:
             mutant_id = f"{site.operator}:{site.line}:{counts[key]}"
         found.append(Mutant(mutant_id, site.operator, site.line, site.description, text, probe))
@@ -483,11 +505,15 @@ def _decorate(name: str) -> Callable[[ast.AST], ast.AST]:
     return apply
 
 
-def _detach_returns(node: ast.AST) -> ast.AST:
+def _detach_returns(node: ast.AST, helper: str = "_mutant_detach") -> ast.AST:
     assert isinstance(node, ast.FunctionDef)
     for inner in ast.walk(node):
         if isinstance(inner, ast.Return) and inner.value is not None:
             inner.value = ast.Call(
-                func=ast.Name(id="_mutant_detach", ctx=ast.Load()), args=[inner.value], keywords=[]
+                func=ast.Name(id=helper, ctx=ast.Load()), args=[inner.value], keywords=[]
             )
     return node
+
+
+def _probe_returns(node: ast.AST) -> ast.AST:
+    return _detach_returns(node, "_mutant_detach_probe")

@@ -31,13 +31,13 @@ class Score:
     killed: list[str] = field(default_factory=list)
     waived: list[str] = field(default_factory=list)
     survived: list[str] = field(default_factory=list)
-    # float32 mutants whose probe passed: no check gives the function a floating-point tensor,
-    # so the mutant never acts and is the reference itself (mutate.Mutant.probe).
+    # float32 / detach-added mutants whose probe passed: no check gives the function a float
+    # tensor (returns one), so the mutant never acts and is the reference (mutate.Mutant.probe).
     inert: list[str] = field(default_factory=list)
     cached: int = 0  # kills read from the cache instead of graded
 
     def line(self) -> str:
-        inert = f", {len(self.inert)} inert (no float input)" if self.inert else ""
+        inert = f", {len(self.inert)} inert (never act in a check)" if self.inert else ""
         return (
             f"{self.slug}: mutants {self.generated} generated, {len(self.killed)} killed, "
             f"{len(self.waived)} waived, {len(self.survived)} survived{inert}"

@@ -273,7 +273,7 @@ def test_a_python_float_of_a_float64_computation_compares_at_float64_tolerance(p
     assert pool.grade(job_for(reordered, reference, float32_contract))["status"] == "passed"
 
 
-def test_a_float32_mutant_of_a_function_no_float_tensor_reaches_is_inert(pool):
+def test_a_float32_or_detach_mutant_that_never_acts_in_a_check_is_inert(pool):
     reference = """
     import torch
     def count(x, n):
