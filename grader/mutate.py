@@ -25,7 +25,7 @@ OPERATORS = (
     "compare",  # < <-> <=, > <-> >=
     "eps-dropped",  # `+ eps` removed
     "eps-moved",  # sqrt(v + eps) -> sqrt(v) + eps (also rsqrt, log)
-    "float32",  # a function's float64 inputs computed in float32 and cast back
+    "float32",  # a function's float64 inputs (also in lists, tuples, dicts) computed in float32
     "detach-removed",  # .detach() removed
     "no-grad-removed",  # `with torch.no_grad():` / inference_mode removed (its body kept)
     "detach-added",  # a function's returned tensors detached
@@ -66,6 +66,9 @@ def _mutant_float32(fn):
         if type(v) in (tuple, list):
             moved = [down(x) for x in v]
             return type(v)(x for x, _ in moved), any(f for _, f in moved)
+        if type(v) is dict:
+            moved = {k: down(x) for k, x in v.items()}
+            return {k: x for k, (x, _) in moved.items()}, any(f for _, f in moved.values())
         return v, False
 
     def up(v):
@@ -73,6 +76,8 @@ def _mutant_float32(fn):
             return v.double()
         if type(v) in (tuple, list):
             return type(v)(up(x) for x in v)
+        if type(v) is dict:
+            return {k: up(x) for k, x in v.items()}
         return v
 
     @functools.wraps(fn)
@@ -95,6 +100,8 @@ def _mutant_probe(fn):
             return v.is_floating_point()
         if type(v) in (tuple, list):
             return any(floating(x) for x in v)
+        if type(v) is dict:
+            return any(floating(x) for x in v.values())
         return False
 
     @functools.wraps(fn)
