@@ -34,14 +34,14 @@ class Score:
     # float32 / detach-added mutants whose probe passed: no check gives the function a float
     # tensor (returns one), so the mutant never acts and is the reference (mutate.Mutant.probe).
     inert: list[str] = field(default_factory=list)
-    cached: int = 0  # kills read from the cache instead of graded
+    cached: int = 0  # kills (and inert mutants) read from the cache instead of graded
 
     def line(self) -> str:
         inert = f", {len(self.inert)} inert (never act in a check)" if self.inert else ""
         return (
             f"{self.slug}: mutants {self.generated} generated, {len(self.killed)} killed, "
             f"{len(self.waived)} waived, {len(self.survived)} survived{inert}"
-            f" ({self.cached} kills from the cache)"
+            f" ({self.cached} from the cache)"
         )
 
 

@@ -129,8 +129,9 @@ def grade_mutants(
 ) -> tuple[dict[str, str], int, list[str]]:
     """Mutation testing of one exercise: every mechanical mutant of its reference graded as a
     submission (no diagnosis), ``slots`` at a time; a kill already cached under the mutant's
-    content hash is not graded again. Returns (mutant id -> status, kills read from the cache,
-    mutants the grader failed to grade: never counted as kills)."""
+    content hash is not graded again, nor is an inert one (mutate.Mutant.probe: a surviving float32
+    or detach-added mutant's probe is graded next). Returns (mutant id -> status, kills and inert
+    mutants read from the cache, mutants the grader failed to grade: never counted as kills)."""
     found = mutate.mutants(exercise.solution_code)
     statuses: dict[str, str] = {}
     cached = 0
@@ -142,6 +143,7 @@ def grade_mutants(
             cached += 1
         elif cache.inert(key):
             statuses[mutant.id] = mutation.INERT
+            cached += 1
         else:
             pending.append((mutant, key))
     failed: list[str] = []

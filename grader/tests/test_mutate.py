@@ -204,7 +204,7 @@ def test_an_inert_mutant_is_neither_killed_nor_a_survivor_and_its_score_line_say
     )
     assert result.line() == (
         "ex: mutants 3 generated, 1 killed, 0 waived, 1 survived, 1 inert (never act in a check)"
-        " (0 kills from the cache)"
+        " (0 from the cache)"
     )
     # A baseline line of a mutant that turned out inert is stale: the list shrinks.
     problems = mutation.ratchet_problems(
