@@ -14,6 +14,8 @@ MAX_FRAME_BYTES), and only these values exist:
     z torch.Size (u8 count, >q each)      y torch.dtype (u8 length, its name)
     t tensor: u8 length + dtype name, u8 ndim, >q per dimension, then exactly numel * itemsize
       raw bytes (contiguous, native little-endian), made a tensor with torch.frombuffer
+    g a floating-point or complex tensor that requires grad: as t, decoded with requires_grad set
+      (the comparison holds it against the reference's: a detached result is a difference)
 
 A frame is one dict with string keys that uses up its payload exactly. Whatever the child writes,
 a frame that is too large, truncated or does not follow this format makes the whole stream
@@ -138,7 +140,8 @@ def _encode(value: Any, out: bytearray) -> None:  # noqa: C901 - one branch per 
         # as is, and the byte view below then fails, taking the whole run down with it.
         tensor = value.detach().cpu().clone(memory_format=torch.contiguous_format)
         name = _name(tensor.dtype)
-        out += b"t" + _U8.pack(len(name)) + name + _U8.pack(tensor.dim())
+        out += b"g" if value.requires_grad else b"t"
+        out += _U8.pack(len(name)) + name + _U8.pack(tensor.dim())
         out += b"".join(_I64.pack(n) for n in tensor.shape)
         size = tensor.numel() * tensor.element_size()
         if size:
@@ -359,6 +362,11 @@ class _Decoder:
             return self._dtype(DTYPES)
         if tag == b"t":
             return self._tensor()
+        if tag == b"g":
+            tensor = self._tensor()
+            if not (tensor.is_floating_point() or tensor.is_complex()):
+                raise Malformed("an integer or bool tensor that requires grad")
+            return tensor.requires_grad_()
         raise Malformed(f"an unknown tag {tag!r} in a result frame")
 
     def _dims(self) -> list[int]:

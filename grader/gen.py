@@ -194,6 +194,63 @@ class Gen:
         value = _float_case_value(self, family, shape, dtype)
         return Case(family, value.numel(), value)
 
+    # --- gradients -------------------------------------------------------------------------
+
+    def grads(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        params: Iterable[torch.Tensor] | None = None,
+        **kwargs: Any,
+    ) -> list[Any]:
+        """``[out, input grads, parameter grads]`` of ``fn(*args, **kwargs)``: compare it to test
+        that the submission's output is differentiable, and correctly so, not only its values.
+
+        Every floating-point tensor argument (also inside a list or tuple) is replaced by a copy
+        that requires grad; the parameters are ``params``, or those (requiring grad) of ``fn``
+        when it is a module or a module's method and of every module argument. The output's
+        floating tensors are projected on seeded random weights (one ``randn`` per output, drawn
+        after the call) and differentiated with ``torch.autograd.grad``, so nothing accumulates
+        into ``.grad``. A gradient that does not flow is None; an output that tracks no gradient
+        at all (detached, computed under no_grad) gives None for every gradient, and the
+        comparison names its ``requires_grad`` too (issue 23, `detach-added`)."""
+        inputs: list[torch.Tensor] = []
+
+        def leaf(value: Any) -> Any:
+            if isinstance(value, torch.Tensor) and value.is_floating_point():
+                copy = value.detach().clone().requires_grad_()
+                inputs.append(copy)
+                return copy
+            if type(value) in (tuple, list):
+                return type(value)(leaf(item) for item in value)
+            return value
+
+        args = tuple(leaf(a) for a in args)
+        kwargs = {k: leaf(v) for k, v in kwargs.items()}
+        if params is None:
+            owners = [fn, getattr(fn, "__self__", None), *args, *kwargs.values()]
+            seen: dict[int, torch.Tensor] = {}
+            for owner in owners:
+                if isinstance(owner, torch.nn.Module):
+                    for p in owner.parameters():
+                        if p.requires_grad:
+                            seen.setdefault(id(p), p)
+            params = list(seen.values())
+        weights = list(params)
+        with torch.enable_grad():
+            out = fn(*args, **kwargs)
+            tracked = [t for t in _tensors(out) if t.is_floating_point() and t.requires_grad]
+            leaves = inputs + weights
+            if not tracked or not leaves:
+                found: list[Any] = [None] * len(leaves)
+            else:
+                total = sum(
+                    (t * torch.randn(t.shape, generator=self.rng, dtype=t.dtype).to(t.device)).sum()
+                    for t in tracked
+                )
+                found = list(torch.autograd.grad(total, leaves, allow_unused=True))
+        return [out, found[: len(inputs)], found[len(inputs) :]]
+
     # --- modules and state -----------------------------------------------------------------
 
     def mixed_modes(self, model: torch.nn.Module) -> list[bool]:
@@ -222,6 +279,16 @@ class Gen:
         """Two tensors that share storage: ``a`` and a view ``b`` of its second half."""
         a = self.randn(2 * n, dtype=dtype)
         return a, a[n:]
+
+
+def _tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if type(value) in (tuple, list):
+        return [t for item in value for t in _tensors(item)]
+    if type(value) is dict:
+        return [t for item in value.values() for t in _tensors(item)]
+    return []
 
 
 def _size(value: Any) -> int:

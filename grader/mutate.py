@@ -25,7 +25,7 @@ OPERATORS = (
     "compare",  # < <-> <=, > <-> >=
     "eps-dropped",  # `+ eps` removed
     "eps-moved",  # sqrt(v + eps) -> sqrt(v) + eps (also rsqrt, log)
-    "float32",  # a function's float64 inputs computed in float32 and cast back
+    "float32",  # a function's float64 inputs (also in lists, tuples, dicts) computed in float32
     "detach-removed",  # .detach() removed
     "no-grad-removed",  # `with torch.no_grad():` / inference_mode removed (its body kept)
     "detach-added",  # a function's returned tensors detached
@@ -63,6 +63,12 @@ def _mutant_float32(fn):
     def down(v):
         if isinstance(v, _mutant_torch.Tensor) and v.dtype == _mutant_torch.float64:
             return v.float(), True
+        if type(v) in (tuple, list):
+            moved = [down(x) for x in v]
+            return type(v)(x for x, _ in moved), any(f for _, f in moved)
+        if type(v) is dict:
+            moved = {k: down(x) for k, x in v.items()}
+            return {k: x for k, (x, _) in moved.items()}, any(f for _, f in moved.values())
         return v, False
 
     def up(v):
@@ -70,6 +76,8 @@ def _mutant_float32(fn):
             return v.double()
         if type(v) in (tuple, list):
             return type(v)(up(x) for x in v)
+        if type(v) is dict:
+            return {k: up(x) for k, x in v.items()}
         return v
 
     @functools.wraps(fn)
@@ -84,11 +92,49 @@ def _mutant_float32(fn):
     return wrapper
 
 
+def _mutant_probe(fn):
+    import functools
+
+    def floating(v):
+        if isinstance(v, _mutant_torch.Tensor):
+            return v.is_floating_point()
+        if type(v) in (tuple, list):
+            return any(floating(x) for x in v)
+        if type(v) is dict:
+            return any(floating(x) for x in v.values())
+        return False
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if any(floating(v) for v in (*args, *kwargs.values())):
+            raise RuntimeError("mutation probe: a floating-point tensor reached this function")
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
 def _mutant_detach(v):
     if isinstance(v, _mutant_torch.Tensor):
         return v.detach()
     if type(v) in (tuple, list):
         return type(v)(_mutant_detach(x) for x in v)
+    if type(v) is dict:
+        return {k: _mutant_detach(x) for k, x in v.items()}
+    return v
+
+
+def _mutant_detach_probe(v):
+    def floating(v):
+        if isinstance(v, _mutant_torch.Tensor):
+            return v.is_floating_point() or v.is_complex()
+        if type(v) in (tuple, list):
+            return any(floating(x) for x in v)
+        if type(v) is dict:
+            return any(floating(x) for x in v.values())
+        return False
+
+    if floating(v):
+        raise RuntimeError("mutation probe: this function returned a floating-point tensor")
     return v
 """
 
@@ -100,6 +146,14 @@ class Mutant:
     line: int
     description: str
     source: str
+    # For a `float32` mutant: the reference with the same function made to raise as soon as a
+    # floating-point tensor reaches it; for a `detach-added` one, as soon as it returns one. If
+    # that probe passes every check, the mutant never acts in any check (it casts only float
+    # tensors, and detaches only tensors, of which an integer one tracks no gradient): it is the
+    # reference itself, *inert*, not a hole of the checks (an integer, shape, float or
+    # module-only contract). A function that does see or return a float tensor keeps its mutant
+    # to kill (a float64 input, gen.grads) or to waive with the reason.
+    probe: str | None = None
 
 
 @dataclass(frozen=True)
@@ -127,12 +181,19 @@ def mutants(source: str) -> list[Mutant]:
         text = ast.unparse(mutated)
         if text == original:
             continue
+        probe = None
         if site.operator in ("float32", "detach-added"):
             text = ast.unparse(_with_prelude(mutated))
             mutant_id = f"{site.operator}:{site.description.split()[0]}"
+            # The probe of a wrapping operator: the same site, made to raise where the mutant
+            # would act (Mutant.probe).
+            probing = _decorate("_mutant_probe") if site.operator == "float32" else _probe_returns
+            probed = _apply(tree, _Site(**{**vars(site), "apply": probing}))
+            assert probed is not None
+            probe = ast.unparse(_with_prelude(probed))
         else:
             mutant_id = f"{site.operator}:{site.line}:{counts[key]}"
-        found.append(Mutant(mutant_id, site.operator, site.line, site.description, text))
+        found.append(Mutant(mutant_id, site.operator, site.line, site.description, text, probe))
     return found
 
 
@@ -451,11 +512,15 @@ def _decorate(name: str) -> Callable[[ast.AST], ast.AST]:
     return apply
 
 
-def _detach_returns(node: ast.AST) -> ast.AST:
+def _detach_returns(node: ast.AST, helper: str = "_mutant_detach") -> ast.AST:
     assert isinstance(node, ast.FunctionDef)
     for inner in ast.walk(node):
         if isinstance(inner, ast.Return) and inner.value is not None:
             inner.value = ast.Call(
-                func=ast.Name(id="_mutant_detach", ctx=ast.Load()), args=[inner.value], keywords=[]
+                func=ast.Name(id=helper, ctx=ast.Load()), args=[inner.value], keywords=[]
             )
     return node
+
+
+def _probe_returns(node: ast.AST) -> ast.AST:
+    return _detach_returns(node, "_mutant_detach_probe")

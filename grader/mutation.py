@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 BASELINE_NAME = "mutants-baseline.txt"
+INERT = "inert"  # the status of a mutant whose probe passed every check
 # Grader files whose change can turn a cached kill into a survivor: part of every cache key.
-_GRADER_FILES = ("compare.py", "gen.py", "runner.py", "verdict.py", "mutate.py")
+_GRADER_FILES = ("compare.py", "gen.py", "runner.py", "verdict.py", "mutate.py", "frames.py")
 
 
 @dataclass
@@ -30,13 +31,17 @@ class Score:
     killed: list[str] = field(default_factory=list)
     waived: list[str] = field(default_factory=list)
     survived: list[str] = field(default_factory=list)
-    cached: int = 0  # kills read from the cache instead of graded
+    # float32 / detach-added mutants whose probe passed: no check gives the function a float
+    # tensor (returns one), so the mutant never acts and is the reference (mutate.Mutant.probe).
+    inert: list[str] = field(default_factory=list)
+    cached: int = 0  # kills (and inert mutants) read from the cache instead of graded
 
     def line(self) -> str:
+        inert = f", {len(self.inert)} inert (never act in a check)" if self.inert else ""
         return (
             f"{self.slug}: mutants {self.generated} generated, {len(self.killed)} killed, "
-            f"{len(self.waived)} waived, {len(self.survived)} survived"
-            f" ({self.cached} kills from the cache)"
+            f"{len(self.waived)} waived, {len(self.survived)} survived{inert}"
+            f" ({self.cached} from the cache)"
         )
 
 
@@ -47,10 +52,12 @@ def score(
     *,
     cached: int = 0,
 ) -> Score:
-    """``results``: mutant id -> verdict status."""
+    """``results``: mutant id -> verdict status, or INERT for a mutant whose probe passed."""
     out = Score(slug=slug, generated=len(results), cached=cached)
     for mutant_id, status in sorted(results.items()):
-        if status != "passed":
+        if status == INERT:
+            out.inert.append(mutant_id)
+        elif status != "passed":
             out.killed.append(mutant_id)
         elif mutant_id in waivers:
             out.waived.append(mutant_id)
@@ -125,7 +132,8 @@ def cache_key(mutant_source: str, job: Mapping[str, Any]) -> str:
 
 
 class KillCache:
-    """Kills by content hash, one empty file each (only kills: a survivor is always regraded)."""
+    """Kills by content hash, one empty file each (only kills and inert mutants, both settled
+    by the content alone: a survivor is always regraded)."""
 
     def __init__(self, folder: Path | None) -> None:
         self.folder = folder
@@ -133,24 +141,28 @@ class KillCache:
     def killed(self, key: str) -> bool:
         return self.folder is not None and (self.folder / key).is_file()
 
-    def record(self, key: str) -> None:
+    def inert(self, key: str) -> bool:
+        return self.folder is not None and (self.folder / f"{key}.inert").is_file()
+
+    def record(self, key: str, *, inert: bool = False) -> None:
         if self.folder is not None:
             self.folder.mkdir(parents=True, exist_ok=True)
-            (self.folder / key).touch()
+            (self.folder / (f"{key}.inert" if inert else key)).touch()
 
 
 LEDGER_NAME = "mutants-killed.txt"
 
 
 class KillLedger(KillCache):
-    """The kill cache CI starts from: a committed file of content hashes, one a line, written by a
-    full run (``verify_bank --write-ledger``), beside the local cache folder.
+    """The kill cache CI starts from: a committed file of content hashes, one a line (an inert
+    mutant's marked so), written by a full run (``verify_bank --write-ledger``), beside the local
+    cache folder.
 
-    A key in the ledger names a mutant that was killed when graded with exactly this reference,
-    these checks and these grader files, so a clean clone grades only the mutants whose content
-    changed. So that the ledger is proved again over time and not only trusted, ``sample`` of its
-    keys (chosen from ``seed``: CI passes the day, so the tenth regraded rotates) are regraded
-    anyway; a sampled kill that now survives fails like any other survivor.
+    A key in the ledger names a mutant that was killed (or found inert) when graded with exactly
+    this reference, these checks and these grader files, so a clean clone grades only the mutants
+    whose content changed. So that the ledger is proved again over time and not only trusted,
+    ``sample`` of its keys (chosen from ``seed``: CI passes the day, so the tenth regraded
+    rotates) are graded anyway; a sampled kill that now survives fails like any other survivor.
     """
 
     def __init__(
@@ -158,10 +170,10 @@ class KillLedger(KillCache):
     ) -> None:
         super().__init__(folder)
         self.ledger = ledger
-        self.known = read_ledger(ledger) if ledger is not None else set()
+        self.known = read_ledger(ledger) if ledger is not None else {}
         self.sample = sample
         self.seed = seed
-        self.confirmed: set[str] = set()  # keys killed in this run: cached, ledgered or graded
+        self.confirmed: dict[str, bool] = {}  # key -> inert, for this run: cached, ledgered, graded
         self.from_ledger = 0
         self.sampled = 0
 
@@ -169,43 +181,69 @@ class KillLedger(KillCache):
         digest = hashlib.sha256(f"{self.seed}:{key}".encode()).digest()
         return int.from_bytes(digest[:8], "big") < self.sample * 2**64
 
+    def _known(self, key: str, *, inert: bool) -> bool | None:
+        """True or False from the ledger (None: the ledger does not know it, or the sample
+        chose it to be graded again)."""
+        if self.known.get(key) is not inert:
+            return None
+        if self.sampled_out(key):
+            self.sampled += 1
+            return False
+        self.from_ledger += 1
+        self.confirmed[key] = inert
+        return True
+
     def killed(self, key: str) -> bool:
-        if key in self.known:
-            if self.sampled_out(key):
-                self.sampled += 1
-                return False
-            self.from_ledger += 1
-            self.confirmed.add(key)
-            return True
+        known = self._known(key, inert=False)
+        if known is not None:
+            return known
         if super().killed(key):
-            self.confirmed.add(key)
+            self.confirmed[key] = False
             return True
         return False
 
-    def record(self, key: str) -> None:
-        super().record(key)
-        self.confirmed.add(key)
+    def inert(self, key: str) -> bool:
+        known = self._known(key, inert=True)
+        if known is not None:
+            return known
+        if super().inert(key):
+            self.confirmed[key] = True
+            return True
+        return False
+
+    def record(self, key: str, *, inert: bool = False) -> None:
+        super().record(key, inert=inert)
+        self.confirmed[key] = inert
 
     def write(self, *, replace: bool) -> int:
         """Write the kills of this run into the ledger: all of it after a run over the whole bank
         (``replace``), added to what is there after a partial one. Returns the keys written."""
         assert self.ledger is not None
-        keys = self.confirmed if replace else self.known | self.confirmed
+        keys = self.confirmed if replace else {**self.known, **self.confirmed}
         self.ledger.write_text(format_ledger(keys), encoding="utf-8")
         return len(keys)
 
 
-def read_ledger(path: Path) -> set[str]:
+def read_ledger(path: Path) -> dict[str, bool]:
+    """key -> whether the mutant is inert (False: killed)."""
     if not path.is_file():
-        return set()
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+        return {}
+    entries = {}
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        key, _, mark = raw.split("#", 1)[0].strip().partition(" ")
+        if key:
+            entries[key] = mark.strip() == "inert"
+    return entries
 
 
-def format_ledger(keys: Iterable[str]) -> str:
+def format_ledger(keys: Mapping[str, bool] | Iterable[str]) -> str:
     header = (
-        "# Mutants killed, by content hash (grader/mutation.py cache_key): written by\n"
-        "# `manage.py verify_bank --write-ledger` after a run over the whole bank. CI grades only\n"
-        "# the mutants whose hash is not here, plus a rotating sample of those that are.\n"
+        "# Mutants killed (or inert: never acting in a check), by content hash\n"
+        "# (grader/mutation.py cache_key): written by `manage.py verify_bank --write-ledger`\n"
+        "# after a run over the whole bank. CI grades only the mutants whose hash is not here,\n"
+        "# plus a rotating sample of those that are.\n"
     )
-    return header + "".join(f"{key}\n" for key in sorted(keys))
+    entries = keys if isinstance(keys, Mapping) else dict.fromkeys(keys, False)
+    return header + "".join(
+        f"{key} inert\n" if inert else f"{key}\n" for key, inert in sorted(entries.items())
+    )

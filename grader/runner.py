@@ -245,7 +245,13 @@ def _export(value: Any) -> Any:
         detached = value.detach()  # an nn.Parameter becomes a plain tensor here
         if type(detached) is not torch.Tensor or detached.layout is not torch.strided:
             return detached  # values.unsupported names the problem
-        return detached.cpu().resolve_conj().resolve_neg().clone()
+        copy = detached.cpu().resolve_conj().resolve_neg().clone()
+        # Whether the value tracks gradients travels with it (a leaf that requires grad):
+        # the comparison holds it against the reference's, so a detached or no_grad output
+        # fails where the reference's is differentiable (issue 23, `detach-added`).
+        if value.requires_grad and (copy.is_floating_point() or copy.is_complex()):
+            copy.requires_grad_()
+        return copy
     if kind in (list, tuple):
         return kind(_export(item) for item in value)
     if kind is dict:

@@ -133,8 +133,9 @@ def grade_mutants(
 ) -> tuple[dict[str, str], int, list[str]]:
     """Mutation testing of one exercise: every mechanical mutant of its reference graded as a
     submission (no diagnosis), ``slots`` at a time; a kill already cached under the mutant's
-    content hash is not graded again. Returns (mutant id -> status, kills read from the cache,
-    mutants the grader failed to grade: never counted as kills)."""
+    content hash is not graded again, nor is an inert one (mutate.Mutant.probe: a surviving float32
+    or detach-added mutant's probe is graded next). Returns (mutant id -> status, kills and inert
+    mutants read from the cache, mutants the grader failed to grade: never counted as kills)."""
     found = mutate.mutants(exercise.solution_code)
     statuses: dict[str, str] = {}
     cached = 0
@@ -143,6 +144,9 @@ def grade_mutants(
         key = mutation.cache_key(mutant.source, exercise_job(exercise, mutant.source))
         if cache.killed(key):
             statuses[mutant.id] = "killed (cached)"
+            cached += 1
+        elif cache.inert(key):
+            statuses[mutant.id] = mutation.INERT
             cached += 1
         else:
             pending.append((mutant, key))
@@ -157,7 +161,15 @@ def grade_mutants(
         # Straight to the pool: no database write from these threads (a mutant's run says
         # nothing new about the reference's time).
         mutant, key = item
-        return mutant, key, pool.grade(exercise_job(exercise, mutant.source, diagnose=False))
+        result = pool.grade(exercise_job(exercise, mutant.source, diagnose=False))
+        if result.get("status") == "passed" and mutant.probe is not None:
+            # A surviving float32 mutant: did any check give the function a float tensor?
+            probe = pool.grade(exercise_job(exercise, mutant.probe, diagnose=False))
+            if probe.get("grader_failed"):
+                return mutant, key, probe
+            if probe["status"] == "passed":
+                return mutant, key, {"status": mutation.INERT}
+        return mutant, key, result
 
     with ThreadPoolExecutor(max_workers=max(1, slots)) as executor:
         for mutant, key, result in executor.map(run, pending):
@@ -165,7 +177,9 @@ def grade_mutants(
                 failed.append(mutant.id)
                 continue
             statuses[mutant.id] = result["status"]
-            if result["status"] != "passed":
+            if result["status"] == mutation.INERT:
+                cache.record(key, inert=True)
+            elif result["status"] != "passed":
                 cache.record(key)
     return statuses, cached, failed
 

@@ -187,3 +187,113 @@ def test_the_float32_and_detach_mutants_of_a_float64_reference_fail_its_checks(p
         assert result["status"] == "failed", mutant_id
     detached = pool.grade(job_for(found["detach-added:standardize"].source, reference, checks))
     assert detached["status"] == "failed"  # backward() through a detached output raises
+
+
+LINEAR_REFERENCE = """
+import torch
+from torch import nn
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(4, 3)
+    def forward(self, x):
+        return self.linear(x) * 2
+"""
+
+
+def test_a_detached_output_fails_even_a_check_that_compares_only_values(pool):
+    # No backward() in the check: the comparison holds requires_grad against the reference's.
+    detached = LINEAR_REFERENCE.replace(
+        "return self.linear(x) * 2", "return (self.linear(x) * 2).detach()"
+    )
+    checks = [{"name": "values", "code": "out = Scaled()(torch.randn(2, 4))", "compare": "out"}]
+    assert pool.grade(job_for(LINEAR_REFERENCE, LINEAR_REFERENCE, checks))["status"] == "passed"
+    result = pool.grade(job_for(detached, LINEAR_REFERENCE, checks))
+    assert result["status"] == "failed"
+    assert "does not track gradients" in result["checks"][0]["message"]
+
+
+def test_an_output_that_tracks_gradients_where_the_reference_does_not_fails(pool):
+    reference = (
+        "import torch\ndef predict(model, x):\n    with torch.no_grad():\n        return model(x)\n"
+    )
+    leaky = "def predict(model, x):\n    return model(x)\n"
+    checks = [{"name": "values", "code": "out = predict(torch.nn.Linear(3, 2), torch.randn(2, 3))",
+               "compare": "out"}]  # fmt: skip
+    result = pool.grade(job_for(leaky, reference, checks))
+    assert result["status"] == "failed"
+    assert (
+        "tracks gradients (requires_grad is True) where it should not"
+        in (result["checks"][0]["message"])
+    )
+
+
+def test_a_detached_output_fails_a_gradient_check_of_gen_grads(pool):
+    # gen.grads differentiates a seeded random projection of the output with respect to the
+    # inputs and the parameters; a function that detaches its output has no gradient at all,
+    # and one that blocks the gradient of an input has a wrong one.
+    reference = """
+    import torch
+    def gate(x, w):
+        return torch.sigmoid(x @ w) * x.sum(dim=-1, keepdim=True)
+    """
+    blocked = reference.replace("x.sum(", "x.detach().sum(")
+    detached = reference.replace("return torch", "return (torch").rstrip() + ").detach()\n"
+    code = "out = gen.grads(gate, gen.randn(3, 4), gen.randn(4, 2))"
+    checks = [{"name": "gradients", "code": code, "compare": "out"}]
+    assert pool.grade(job_for(reference, reference, checks))["status"] == "passed"
+    for wrong in (blocked, detached):
+        assert pool.grade(job_for(wrong, reference, checks))["status"] == "failed"
+    code = "torch.manual_seed(1)\nm = Scaled()\nout = gen.grads(m, gen.randn(2, 4))"
+    module_checks = [{"name": "parameter gradients", "code": code, "compare": "out"}]
+    frozen_bias = LINEAR_REFERENCE.replace(
+        "return self.linear(x) * 2",
+        "return x @ self.linear.weight.T * 2 + self.linear.bias.detach() * 2",
+    )
+    assert (
+        pool.grade(job_for(LINEAR_REFERENCE, LINEAR_REFERENCE, module_checks))["status"] == "passed"
+    )
+    assert pool.grade(job_for(frozen_bias, LINEAR_REFERENCE, module_checks))["status"] == "failed"
+
+
+def test_a_python_float_of_a_float64_computation_compares_at_float64_tolerance(pool):
+    reference = "import torch\ndef total(x):\n    return x.sum().item()\n"
+    float32 = "import torch\ndef total(x):\n    return x.float().sum().item()\n"
+    checks = [{"name": "float", "code": "out = total(torch.randn(50, dtype=torch.float64) + 3)",
+               "compare": "out"}]  # fmt: skip
+    assert pool.grade(job_for(reference, reference, checks))["status"] == "passed"
+    result = pool.grade(job_for(float32, reference, checks))
+    assert result["status"] == "failed"
+    assert "rtol=1e-10" in result["checks"][0]["message"]
+    # A float32 result keeps float32's tolerance: summing in another order still passes.
+    float32_contract = [
+        {"name": "float", "code": "out = total(torch.randn(50) + 3)", "compare": "out"}
+    ]
+    reordered = "import torch\ndef total(x):\n    return x.flip(0).cumsum(0)[-1].item()\n"
+    assert pool.grade(job_for(reordered, reference, float32_contract))["status"] == "passed"
+
+
+def test_a_float32_or_detach_mutant_that_never_acts_in_a_check_is_inert(pool):
+    reference = """
+    import torch
+    def count(x, n):
+        return torch.bincount(x, minlength=n)
+    def center(x):
+        return x - x.mean()
+    """
+    checks = [
+        {"name": "counts", "code": "out = count(torch.tensor([0, 2, 2]), 4)", "compare": "out"},
+        {"name": "center", "code": "out = center(torch.randn(5))", "compare": "out"},
+    ]
+    found = {m.id: m for m in mutate.mutants(textwrap.dedent(reference))}
+    for mutant_id in ("float32:count", "float32:center"):
+        # float32 inputs only: neither wrapper ever acts, so both mutants pass...
+        assert pool.grade(job_for(found[mutant_id].source, reference, checks))["status"] == "passed"
+    # ...but only count's probe passes too (no float tensor reaches it: inert); center's fails,
+    # so its surviving mutant stays a hole (a float64 check is missing) until a check kills it.
+    assert (
+        pool.grade(job_for(found["float32:count"].probe, reference, checks))["status"] == "passed"
+    )
+    assert (
+        pool.grade(job_for(found["float32:center"].probe, reference, checks))["status"] == "failed"
+    )

@@ -185,7 +185,18 @@ def test_a_check_can_set_its_own_tolerances(pool):
         ("(1, 2)", "[1, 2]", "a tuple where a list was expected"),
         ("[torch.zeros(2)]", "[torch.zeros(2), 1]", "the number of items differs"),
         ("torch.tensor([float('nan')])", "torch.tensor([float('nan')])", None),
-        ("torch.nn.Parameter(torch.ones(2))", "torch.ones(2)", None),
+        # A Parameter arrives as a plain tensor, and whether it tracks gradients is compared too.
+        ("torch.nn.Parameter(torch.ones(2))", "torch.ones(2).requires_grad_()", None),
+        (
+            "torch.nn.Parameter(torch.ones(2))",
+            "torch.ones(2)",
+            "the values match, but the result tracks gradients",
+        ),
+        (
+            "torch.ones(2)",
+            "torch.ones(2).requires_grad_()",
+            "the values match, but the result does",
+        ),
         # size-1 dimensions with a stride other than 1 (a column of a one-row matrix)
         ("torch.arange(2.0).view(1, 2)[:, 1]", "torch.ones(1)", None),
         ("torch.arange(6.0).view(2, 1, 3)[:, :, 0]", "torch.tensor([[0.0], [3.0]])", None),

@@ -44,12 +44,12 @@ def test_a_full_run_writes_exactly_its_kills_and_a_partial_run_adds_to_the_ledge
     ledger.killed(old[0])  # still generated and still killed: stays
     ledger.record(new[0])  # graded now and killed
     assert ledger.write(replace=True) == 2
-    assert mutation.read_ledger(ledger.ledger) == {old[0], new[0]}
+    assert mutation.read_ledger(ledger.ledger) == {old[0]: False, new[0]: False}
 
     partial = ledger_of(tmp_path, old)
     partial.record(new[1])
     assert partial.write(replace=False) == 4
-    assert mutation.read_ledger(partial.ledger) == {*old, new[1]}
+    assert set(mutation.read_ledger(partial.ledger)) == {*old, new[1]}
 
 
 def test_a_kill_from_the_local_cache_counts_and_is_written(tmp_path):
@@ -58,4 +58,16 @@ def test_a_kill_from_the_local_cache_counts_and_is_written(tmp_path):
     mutation.KillCache(tmp_path / "cache").record(key)
     assert cache.killed(key) and cache.from_ledger == 0
     cache.write(replace=True)
-    assert mutation.read_ledger(tmp_path / "killed.txt") == {key}
+    assert mutation.read_ledger(tmp_path / "killed.txt") == {key: False}
+
+
+def test_an_inert_mutant_is_ledgered_as_inert_and_read_back_as_inert_only(tmp_path):
+    killed, inert = keys(2)
+    cache = mutation.KillLedger(None, tmp_path / "killed.txt")
+    cache.record(killed)
+    cache.record(inert, inert=True)
+    cache.write(replace=True)
+    assert "inert" in (tmp_path / "killed.txt").read_text()
+    again = mutation.KillLedger(None, tmp_path / "killed.txt")
+    assert again.killed(killed) and not again.inert(killed)
+    assert again.inert(inert) and not again.killed(inert)

@@ -192,3 +192,34 @@ def test_waivers_need_a_known_operator_and_a_one_line_reason():
         "'nope:1:1' is not a mutant id (<operator>:<line>:<n>)",
         "dim:3:1: the reason must be one line of text",
     ]
+
+
+def test_an_inert_mutant_is_neither_killed_nor_a_survivor_and_its_score_line_says_so():
+    results = {"float32:f": mutation.INERT, "detach-added:f": "passed", "dim:2:1": "failed"}
+    result = mutation.score("ex", results, {})
+    assert (result.inert, result.survived, result.killed) == (
+        ["float32:f"],
+        ["detach-added:f"],
+        ["dim:2:1"],
+    )
+    assert result.line() == (
+        "ex: mutants 3 generated, 1 killed, 0 waived, 1 survived, 1 inert (never act in a check)"
+        " (0 from the cache)"
+    )
+    # A baseline line of a mutant that turned out inert is stale: the list shrinks.
+    problems = mutation.ratchet_problems(
+        [result], {("ex", "float32:f"), ("ex", "detach-added:f")}, all_mutants={"ex": set(results)}
+    )
+    assert problems == {
+        "ex": [
+            "mutants-baseline.txt lists mutant float32:f, which is killed or waived now: "
+            "delete its line"
+        ]
+    }
+
+
+def test_every_wrapping_mutant_comes_with_a_probe_that_raises_where_it_would_act():
+    source = "def f(x):\n    return x * 2\n"
+    probes = {m.id: m.probe for m in mutate.mutants(source)}
+    assert "@_mutant_probe" in probes["float32:f"]
+    assert "return _mutant_detach_probe(x * 2)" in probes["detach-added:f"]

@@ -83,13 +83,12 @@ def test_verify_bank_passes_a_sound_question(good, capsys, tmp_path):
     # The reference, the starter, two wrong solutions and the two mutants of `2 * x`.
     assert "1 questions, 1 code blocks run" in out and "6 submissions graded" in out
     assert (
-        "double-it: mutants 2 generated, 2 killed, 0 waived, 0 survived (0 kills from the cache)"
-        in out
+        "double-it: mutants 2 generated, 2 killed, 0 waived, 0 survived (0 from the cache)" in out
     )
     # A second run reads both kills from the content-hash cache instead of grading them.
     call_command("verify_bank", "double-it", "--mutant-cache", str(cache))
     out = capsys.readouterr().out
-    assert "2 killed, 0 waived, 0 survived (2 kills from the cache)" in out
+    assert "2 killed, 0 waived, 0 survived (2 from the cache)" in out
     assert "4 submissions graded" in out
 
 
@@ -202,22 +201,42 @@ def test_verify_bank_takes_kills_from_the_committed_ledger_and_regrades_its_samp
     # A clean clone (no local cache) grades neither mutant again...
     call_command("verify_bank", *args, "--ledger-sample", "0")
     out = capsys.readouterr().out
-    assert "2 killed, 0 waived, 0 survived (2 kills from the cache)" in out
+    assert "2 killed, 0 waived, 0 survived (2 from the cache)" in out
     assert "4 submissions graded" in out
     assert "ledger: 2 kills taken from killed.txt, 0 of its kills graded again" in out
     # ...except the ones the sample picks, which are graded and must still die.
     call_command("verify_bank", *args, "--ledger-sample", "1")
     out = capsys.readouterr().out
-    assert "2 killed, 0 waived, 0 survived (0 kills from the cache)" in out
+    assert "2 killed, 0 waived, 0 survived (0 from the cache)" in out
     assert "ledger: 0 kills taken from killed.txt, 2 of its kills graded again" in out
 
     # A changed check changes every key: nothing is taken from the ledger on trust.
     good.checks = [*good.checks, {**good.checks[-1], "name": "again"}]
     good.save()
     call_command("verify_bank", *args, "--ledger-sample", "0")
-    assert "(0 kills from the cache)" in capsys.readouterr().out
+    assert "(0 from the cache)" in capsys.readouterr().out
 
 
 def test_verify_bank_refuses_a_sample_outside_zero_to_one(good):
     with pytest.raises(CommandError, match="--ledger-sample: 1.5 is not between 0 and 1"):
         call_command("verify_bank", "double-it", "--ledger-sample", "1.5")
+
+
+def test_verify_bank_counts_a_mutant_that_never_acts_in_a_check_as_inert(good, capsys, tmp_path):
+    # Python ints only: no float tensor ever reaches double() or comes out of it, so the float32
+    # and detach-added wrappers never act; their probes pass too, and neither is a survivor.
+    good.checks = [
+        {"name": f"an int {n}", "code": f"out = double({n})", "compare": "out", "visible": n == 0}
+        for n in (0, 3, -4, 7)
+    ]
+    good.save()
+    baseline = tmp_path / "baseline.txt"
+    cache = tmp_path / "cache"
+    args = ["double-it", "--mutant-cache", str(cache), "--baseline", str(baseline)]
+    call_command("verify_bank", *args)
+    out = capsys.readouterr().out
+    assert "double-it: mutants 2 generated, 0 killed, 0 waived, 0 survived, 2 inert" in out
+    # Settled by content like a kill: the second run grades neither mutant nor probe again.
+    call_command("verify_bank", *args)
+    out = capsys.readouterr().out
+    assert "0 survived, 2 inert" in out and "4 submissions graded" in out
