@@ -70,6 +70,7 @@ bench: setup
 	$(VENV)/bin/python bench/pages.py --requests 30
 	$(VENV)/bin/python bench/load_bank.py --runs 2
 	$(VENV)/bin/python bench/search_quality.py
+	$(VENV)/bin/python bench/first_grade.py --next 3
 
 clean:
 	rm -rf $(VENV) $(GRADER_VENV) db.sqlite3
