@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from grader import mutation
+from grader import mutation, probes
 from practice import grader_client
 from quizbank.bank.blocks import python_blocks
 from quizbank.bank.standard import standard_problems
@@ -211,6 +211,10 @@ class Command(BaseCommand):
             exercise.reference_digest = exercise.content_digest
         outcome.graded += len(verdicts)
         outcome.problems += [p for v in verdicts if (p := v.problem()) is not None]
+        if not outcome.problems:
+            probe = grader_client.rng_probe(exercise)
+            outcome.graded += 1
+            outcome.problems += [probe] if probe is not None else []
         if self.mutants and not outcome.problems:
             statuses, cached, failed = grader_client.grade_mutants(
                 exercise, cache=self.cache, slots=settings.GRADER_SLOTS
@@ -221,7 +225,7 @@ class Command(BaseCommand):
             outcome.mutants = mutation.score(
                 exercise.question.slug, statuses, exercise.mutant_waivers or {}, cached=cached
             )
-            stale = sorted(set(exercise.mutant_waivers or {}) - set(statuses))
+            stale = sorted(set(exercise.mutant_waivers or {}) - set(statuses) - {probes.PROBE_ID})
             outcome.problems += [
                 f"exercise.yaml: mutant_waivers: {m} is no longer generated" for m in stale
             ]
