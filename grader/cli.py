@@ -4,8 +4,9 @@
     .venv-grader/bin/python -m grader.cli grade --exercise-dir DIR --code FILE [--json]
 
 ``verify`` grades the folder's solution.py (it must pass), starter.py and every wrong/*.py (they
-must not) through the real sandbox, prints one line per file, and exits 1 if any expectation is
-broken (2 if a folder cannot be read).
+must not) through the real sandbox, then the equivalence probe of the reference (grader/probes.py;
+it must pass unless exercise.yaml waives ``rng-probe``), prints one line per file, and exits 1 if
+any expectation is broken (2 if a folder cannot be read).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from grader import SandboxPool, exercise, jobs, verification
+from grader import SandboxPool, exercise, jobs, probes, verification
 
 
 def _wrong_files(folder: Path) -> dict[str, str]:
@@ -46,7 +47,15 @@ def verify(pool: SandboxPool, folder: Path) -> bool:
         else:
             detail = f"  ({problem})" if problem else ""
         print(f"{label}  {folder.name}/{file.label}: {file.summary()}{detail}", flush=True)
-    return ok
+    if probes.PROBE_ID in exercise.waivers(folder):
+        print(f"waived  {folder.name}/{probes.PROBE_ID}", flush=True)
+        return ok
+    # The equivalence probe: the reference drawing from the global random streams must pass too.
+    result = pool.grade({**template, "code": probes.probed(template["reference"]), "wrong": {}})
+    problem = probes.problem(result)
+    label = "ok    " if problem is None else "BROKEN"
+    print(f"{label}  {folder.name}/{probes.PROBE_ID}: {problem or 'passed'}", flush=True)
+    return ok and problem is None
 
 
 def main(argv: list[str] | None = None) -> int:

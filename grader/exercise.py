@@ -38,3 +38,9 @@ def load(folder: Path) -> dict[str, Any]:
     except jobs.JobError as error:
         raise jobs.JobError(f"{path}: {error}") from error
     return job
+
+
+def waivers(folder: Path) -> dict[str, str]:
+    """The folder's ``mutant_waivers`` (read after load() has checked the file)."""
+    data = yaml.safe_load((folder / "exercise.yaml").read_text(encoding="utf-8"))
+    return dict(data.get("mutant_waivers") or {})

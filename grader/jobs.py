@@ -95,12 +95,15 @@ def mutant_waiver_problems(waivers: Any) -> list[str]:
     """What is wrong with an exercise's ``mutant_waivers`` (mutant id -> one-line reason why
     that mutant is equivalent to the reference)."""
     from grader.mutate import OPERATORS  # standard library only, like this module
+    from grader.probes import PROBE_ID
 
     if not isinstance(waivers, Mapping):
         return ["must map mutant ids to a one-line reason"]
     problems = []
     for mutant_id, reason in waivers.items():
-        if not isinstance(mutant_id, str) or mutant_id.split(":")[0] not in OPERATORS:
+        if not isinstance(mutant_id, str) or (
+            mutant_id != PROBE_ID and mutant_id.split(":")[0] not in OPERATORS
+        ):
             problems.append(f"{mutant_id!r} is not a mutant id (<operator>:<line>:<n>)")
         elif not isinstance(reason, str) or not reason.strip() or "\n" in reason.strip():
             problems.append(f"{mutant_id}: the reason must be one line of text")

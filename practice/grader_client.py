@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from django.conf import settings
 
-from grader import SandboxError, SandboxPool, mutate, mutation, verification
+from grader import SandboxError, SandboxPool, mutate, mutation, probes, verification
 from grader.client import grader_failed_result
 from grader.limits import MAX_TIME_LIMIT
 from quizbank.bank.blocks import Block
@@ -182,6 +182,24 @@ def grade_mutants(
             elif result["status"] != "passed":
                 cache.record(key)
     return statuses, cached, failed
+
+
+def rng_probe(exercise: Gradable) -> str | None:
+    """The equivalence probe (grader/probes.py): the reference, drawing from every global random
+    stream at each function's entry, graded as a submission (no diagnosis). The problem when it
+    fails, None when it passes or the exercise waives it; a grader failure says so."""
+    if probes.PROBE_ID in (exercise.mutant_waivers or {}):
+        return None
+    code = probes.probed(exercise.solution_code)
+    try:
+        pool = sandbox_pool(exercise.queue)
+    except (SandboxError, OSError) as exc:
+        log.error("the grader's sandbox pool did not start: %s", exc)
+        return f"{probes.PROBE_ID}: the grader failed to grade it"
+    result = pool.grade(exercise_job(exercise, code, diagnose=False))
+    if result.get("grader_failed"):
+        return f"{probes.PROBE_ID}: the grader failed to grade it"
+    return probes.problem(result)
 
 
 def gpu_pool_start() -> SandboxPool:

@@ -30,6 +30,8 @@ def test_verify_prints_a_line_per_file_and_flags_a_broken_expectation(pool, tmp_
         "ok      normalize-rows/wrong/zero_rows_nan.py: failed: leaves a zero row at zero",
     ]
     assert "BROKEN  broken-rows/wrong/actually_right.py: passed  (must not pass)" in lines
+    # The equivalence probe: the reference drawing from the global random streams passes too.
+    assert lines[6] == "ok      normalize-rows/rng-probe: passed"
     assert sum(line.startswith("BROKEN") for line in lines) == 1
 
 

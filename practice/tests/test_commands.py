@@ -80,8 +80,9 @@ def test_verify_bank_passes_a_sound_question(good, capsys, tmp_path):
     cache = tmp_path / "cache"
     call_command("verify_bank", "double-it", "--mutant-cache", str(cache))
     out = capsys.readouterr().out
-    # The reference, the starter, two wrong solutions and the two mutants of `2 * x`.
-    assert "1 questions, 1 code blocks run" in out and "6 submissions graded" in out
+    # The reference, the starter, two wrong solutions, the equivalence probe and the two mutants
+    # of `2 * x`.
+    assert "1 questions, 1 code blocks run" in out and "7 submissions graded" in out
     assert (
         "double-it: mutants 2 generated, 2 killed, 0 waived, 0 survived (0 from the cache)" in out
     )
@@ -89,7 +90,7 @@ def test_verify_bank_passes_a_sound_question(good, capsys, tmp_path):
     call_command("verify_bank", "double-it", "--mutant-cache", str(cache))
     out = capsys.readouterr().out
     assert "2 killed, 0 waived, 0 survived (2 from the cache)" in out
-    assert "4 submissions graded" in out
+    assert "5 submissions graded" in out
 
 
 def test_verify_bank_fails_on_a_surviving_mutant_not_in_the_baseline(good, capsys, tmp_path):
@@ -134,6 +135,72 @@ def test_verify_bank_fails_on_a_baseline_entry_that_a_better_check_killed(good, 
     err = capsys.readouterr().err
     assert "lists mutant float32:double, which is killed or waived now" in err
     assert "some-other-slug" not in err  # not run this time, not judged
+
+
+# A module whose initialisation the contract leaves open: the reference's __init__ draws nothing.
+SCALER = (
+    "import torch\n\nclass Scaler(torch.nn.Module):\n    def __init__(self):\n"
+    "        super().__init__()\n        self.w = torch.nn.Parameter(torch.zeros(3))\n\n"
+    "    def forward(self, x):\n        return x * 2\n"
+)
+SCALER_CHECK = "model = Scaler()\nx = {draw}(3, dtype=torch.float64)\nout = model(x)"
+
+
+@pytest.mark.parametrize(("draw", "passes"), [("torch.randn", False), ("gen.randn", True)])
+def test_verify_bank_probes_checks_that_draw_from_the_global_stream(
+    db, capsys, tmp_path, draw, passes
+):
+    """A check that draws its input from torch's global generator after the learner's constructor
+    ran fails a correct solution whose __init__ draws (trunc_normal_ instead of zeros): the probe
+    finds it. Drawn with gen, the same check passes."""
+    question = complete(QuestionFactory(slug="scale-it", kind="code", answer=ANSWER))
+    ExerciseFactory(
+        question=question,
+        solution_code=SCALER,
+        starter_code="import torch\n\nclass Scaler(torch.nn.Module):\n    pass\n",
+        checks=[
+            {
+                "name": "an example",
+                "visible": True,
+                "code": "out = Scaler()(torch.ones(3))",
+                "compare": "out",
+            },
+            {"name": "integers", "code": "out = Scaler()(torch.arange(3))", "compare": "out"},
+            {"name": "an empty input", "code": "out = Scaler()(torch.empty(0))", "compare": "out"},
+            {
+                "name": "drawn after the constructor",
+                "code": SCALER_CHECK.format(draw=draw),
+                "compare": "out",
+            },
+        ],
+        wrong_solutions={
+            "adds-two": SCALER.replace("x * 2", "x + 2"),
+            "squares": SCALER.replace("x * 2", "x * x"),
+        },
+    )
+    known = tmp_path / "known.txt"
+    args = ["verify_bank", "scale-it", "--no-mutants", "--probe-baseline", str(known)]
+    if passes:
+        call_command(*args)
+        # Listed as a known failure, it must be struck off the list: the list only shrinks.
+        known.write_text("scale-it\n")
+        with pytest.raises(SystemExit):
+            call_command(*args)
+        assert (
+            "scale-it: rng-probe-baseline.txt lists it, but it passes the equivalence probe now"
+            in capsys.readouterr().err
+        )
+        return
+    with pytest.raises(SystemExit) as exc:
+        call_command(*args)
+    assert exc.value.code == 1
+    assert (
+        "scale-it: rng-probe: the checks depend on the global random state: a correct solution "
+        "that draws random numbers differently (another initialisation) would fail; draw the "
+        "check's inputs with gen (drawn after the constructor)"
+    ) in capsys.readouterr().err
+    known.write_text("# known\nscale-it\n")
+    call_command(*args)  # a known failure (the ratchet's list) does not fail the run
 
 
 def test_verify_bank_records_the_reference_time_it_measured(good):
@@ -202,7 +269,7 @@ def test_verify_bank_takes_kills_from_the_committed_ledger_and_regrades_its_samp
     call_command("verify_bank", *args, "--ledger-sample", "0")
     out = capsys.readouterr().out
     assert "2 killed, 0 waived, 0 survived (2 from the cache)" in out
-    assert "4 submissions graded" in out
+    assert "5 submissions graded" in out
     assert "ledger: 2 kills taken from killed.txt, 0 of its kills graded again" in out
     # ...except the ones the sample picks, which are graded and must still die.
     call_command("verify_bank", *args, "--ledger-sample", "1")
@@ -239,4 +306,4 @@ def test_verify_bank_counts_a_mutant_that_never_acts_in_a_check_as_inert(good, c
     # Settled by content like a kill: the second run grades neither mutant nor probe again.
     call_command("verify_bank", *args)
     out = capsys.readouterr().out
-    assert "0 survived, 2 inert" in out and "4 submissions graded" in out
+    assert "0 survived, 2 inert" in out and "5 submissions graded" in out

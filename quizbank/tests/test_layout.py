@@ -181,8 +181,9 @@ def grader_imports(package: str):
             yield from ((path, n) for n in names if n.split(".")[0] == "grader")
 
 
-# verify_bank also reads the mutation scores' bookkeeping (baseline file, ratchet): no code runs.
-PURE_FOR = {"verify_bank.py": ("grader.mutation",)}
+# verify_bank also reads the mutation scores' bookkeeping (baseline file, ratchet) and the rng
+# probe's (its id and known-failures list): no code runs.
+PURE_FOR = {"verify_bank.py": ("grader.mutation", "grader.probes")}
 
 
 def test_the_learner_app_runs_code_only_through_its_grader_client():

@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from grader import mutation
+from grader import mutation, probes
 from practice import grader_client
 from quizbank.bank.blocks import python_blocks
 from quizbank.bank.standard import standard_problems
@@ -44,6 +44,13 @@ class Command(BaseCommand):
             default=None,
             help="The ratchet's list of known survivors (default: "
             f"fixtures/bank/{mutation.BASELINE_NAME}).",
+        )
+        parser.add_argument(
+            "--probe-baseline",
+            type=Path,
+            default=None,
+            help="The exercises known to fail the equivalence probe (default: "
+            f"fixtures/bank/{probes.BASELINE_NAME}).",
         )
         parser.add_argument(
             "--mutant-cache",
@@ -89,6 +96,7 @@ class Command(BaseCommand):
         slugs,
         no_mutants,
         baseline,
+        probe_baseline,
         mutant_cache,
         write_baseline,
         ledger,
@@ -99,6 +107,7 @@ class Command(BaseCommand):
     ):
         bank = Path(settings.BASE_DIR) / "fixtures" / "bank"
         self.baseline_path = baseline or bank / mutation.BASELINE_NAME
+        self.probe_known = probes.read_baseline(probe_baseline or bank / probes.BASELINE_NAME)
         if mutant_cache is None:
             mutant_cache = Path(settings.BASE_DIR) / ".cache" / "mutants"
         self.mutants = not no_mutants
@@ -211,6 +220,16 @@ class Command(BaseCommand):
             exercise.reference_digest = exercise.content_digest
         outcome.graded += len(verdicts)
         outcome.problems += [p for v in verdicts if (p := v.problem()) is not None]
+        if not outcome.problems:
+            probe = grader_client.rng_probe(exercise)
+            outcome.graded += 1
+            if outcome.slug not in self.probe_known:
+                outcome.problems += [probe] if probe is not None else []
+            elif probe is None:
+                outcome.problems.append(
+                    f"{probes.BASELINE_NAME} lists it, but it passes the equivalence probe now: "
+                    "delete its line"
+                )
         if self.mutants and not outcome.problems:
             statuses, cached, failed = grader_client.grade_mutants(
                 exercise, cache=self.cache, slots=settings.GRADER_SLOTS
@@ -221,7 +240,7 @@ class Command(BaseCommand):
             outcome.mutants = mutation.score(
                 exercise.question.slug, statuses, exercise.mutant_waivers or {}, cached=cached
             )
-            stale = sorted(set(exercise.mutant_waivers or {}) - set(statuses))
+            stale = sorted(set(exercise.mutant_waivers or {}) - set(statuses) - {probes.PROBE_ID})
             outcome.problems += [
                 f"exercise.yaml: mutant_waivers: {m} is no longer generated" for m in stale
             ]
