@@ -4,11 +4,17 @@ commands (the database)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 Grade = Callable[[str], dict[str, Any]]
+
+# A wrong solution whose outputs change from run to run (it seeds from the clock, say) cannot be
+# named for certain: the diagnosis matches outputs exactly. Its file says so in a comment line,
+# `# nondeterministic: <why>`; it must still fail, but no diagnosis is required of it.
+NONDETERMINISTIC = re.compile(r"^# nondeterministic: \S", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -16,6 +22,7 @@ class FileVerdict:
     label: str  # "solution.py", "starter.py", "wrong/<name>.py"
     must_pass: bool
     result: dict[str, Any]
+    diagnosable: bool = True  # False: a wrong solution that says it is nondeterministic
 
     @property
     def passed(self) -> bool:
@@ -41,7 +48,8 @@ class FileVerdict:
         """Why this file breaks the exercise, or None when it behaves. A wrong solution must also
         be diagnosed as itself: a learner who makes that mistake is then told its misconception.
         (A rejected, timed-out or crashing run is explained by its verdict's own message.)"""
-        if self.ok and self.label.startswith("wrong/") and self.result["status"] == "failed":
+        wrong = self.label.startswith("wrong/")
+        if self.ok and wrong and self.result["status"] == "failed" and self.diagnosable:
             name = self.label.removeprefix("wrong/").removesuffix(".py")
             found = (self.result.get("diagnosis") or {}).get("wrong")
             if found != name:
@@ -74,4 +82,7 @@ def exercise_files(
 
 
 def verify_exercise(grade: Grade, files: list[tuple[str, str, bool]]) -> list[FileVerdict]:
-    return [FileVerdict(label, must_pass, grade(code)) for label, code, must_pass in files]
+    return [
+        FileVerdict(label, must_pass, grade(code), not NONDETERMINISTIC.search(code))
+        for label, code, must_pass in files
+    ]

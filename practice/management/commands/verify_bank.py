@@ -163,7 +163,8 @@ class Command(BaseCommand):
                 fresh = Exercise.objects.get(pk=question.exercise.pk)
                 grader_client.record_measurement(fresh, outcome.measured)
         failed = [o for o in outcomes if o.problems]
-        if write_ledger and self.cache.ledger is not None and not failed:
+        # Kills are facts about content whatever else failed, so the ledger is written anyway.
+        if write_ledger and self.cache.ledger is not None:
             written = self.cache.write(replace=not slugs)
             self.stdout.write(f"wrote {written} kills to {self.cache.ledger}")
         for outcome in failed:
