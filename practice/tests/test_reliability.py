@@ -141,6 +141,8 @@ class Worker:
 
 @pytest.fixture
 def redis_server(settings):
+    if shutil.which("redis-server") is None:
+        pytest.skip("needs redis-server")
     server = RedisServer()
     server.start()
     from quizbank.celery import app
@@ -163,6 +165,9 @@ def redis_server(settings):
 
 @pytest.fixture
 def worker(redis_server, tmp_path):
+    # Here as well as in this module's marks: other modules borrow the fixture (a browser test).
+    if connection.vendor != "postgresql":
+        pytest.skip("a worker process needs a shared database")
     workers = []
 
     def start(*, sweeper: bool = False) -> Worker:
