@@ -182,13 +182,13 @@ def test_verify_bank_probes_checks_that_draw_from_the_global_stream(
     args = ["verify_bank", "scale-it", "--no-mutants", "--probe-baseline", str(known)]
     if passes:
         call_command(*args)
-        # Listed as a known failure, it must be struck off the list: the list only shrinks.
+        # Listed as a known failure, it is said to pass (one run's seeds prove little, so the
+        # run does not fail on it): the line can go.
         known.write_text("scale-it\n")
-        with pytest.raises(SystemExit):
-            call_command(*args)
+        call_command(*args)
         assert (
-            "scale-it: rng-probe-baseline.txt lists it, but it passes the equivalence probe now"
-            in capsys.readouterr().err
+            "scale-it: rng-probe-baseline.txt lists it, but it passed the equivalence probe on "
+            "this run's seeds: if it keeps passing, delete its line" in capsys.readouterr().out
         )
         return
     with pytest.raises(SystemExit) as exc:
