@@ -25,7 +25,7 @@ PROBLEM = (
 )
 
 # The exercises known to fail the probe when it was introduced: `<slug>` a line. verify_bank
-# fails on a failure not listed here and on a listed slug that passes now: the list only shrinks.
+# fails on a failure not listed here and says when a listed slug passed on its run's seeds.
 BASELINE_NAME = "rng-probe-baseline.txt"
 
 _DRAW = "_probe_draw"
