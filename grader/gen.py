@@ -24,8 +24,11 @@ them with the check's values, and the trusted side names the smallest failing ca
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable, Iterable, Sequence
+import random
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -274,6 +277,28 @@ class Gen:
     def subclass(cls: type) -> type:
         """A trivial subclass of ``cls``: code that tests ``type(m) in (...)`` misses it."""
         return type(f"My{cls.__name__}", (cls,), {})
+
+    @contextlib.contextmanager
+    def seeded(self) -> Iterator[None]:
+        """Torch's, Python's (and numpy's, where imported) global random streams seeded from this check's generator inside
+        the block, and put back as they were after it. Build what draws from the global stream
+        (``nn.Linear(4, 3)``'s initial weights, ``nn.init``, a ``DataLoader``'s shuffle order)
+        inside it: the values then depend on the check's seed alone, not on how many numbers
+        the learner's code drew before (the rng-probe). Call the learner's code outside it."""
+        seed = int(torch.randint(0, 2**31, (), generator=self.rng))
+        numpy = sys.modules.get("numpy")  # seeded too where something imported it
+        state = random.getstate(), numpy.random.get_state() if numpy else None
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            random.seed(seed)
+            if numpy:
+                numpy.random.seed(seed)
+            try:
+                yield
+            finally:
+                random.setstate(state[0])
+                if numpy:
+                    numpy.random.set_state(state[1])
 
     def aliased(self, n: int, dtype: torch.dtype = torch.float32) -> tuple[torch.Tensor, ...]:
         """Two tensors that share storage: ``a`` and a view ``b`` of its second half."""

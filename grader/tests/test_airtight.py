@@ -146,6 +146,36 @@ def test_generated_inputs_do_not_depend_on_what_the_submission_draws(pool):
     assert pool.grade(job_for(greedy, SOFTMAX, checks))["status"] == "passed"
 
 
+def test_a_model_built_under_gen_seeded_does_not_depend_on_what_the_submission_drew(pool):
+    # A correct solution that draws from the global stream (another init, a dropout) must not
+    # change the weights of a model the check builds after calling it (the rng-probe's class).
+    reference = """
+    import torch
+    def double(x):
+        return x * 2
+    """
+    drawing = """
+    import torch, random
+    def double(x):
+        torch.rand(100)
+        random.random()
+        return x + x
+    """
+    build = (
+        "first = double(gen.randn(3))\n"
+        "with gen.seeded():\n"
+        "    layer = torch.nn.Linear(3, 2)\n"
+        "    order = torch.randperm(5)\n"
+        "out = layer(double(gen.randn(3)))"
+    )
+    checks = [{"name": "seeded", "code": build, "compare": ["first", "out", "order"]}]
+    assert pool.grade(job_for(drawing, reference, checks))["status"] == "passed"
+    # Without it, the same check depends on the learner's draws: the guard above is needed.
+    unseeded = build.replace("with gen.seeded():\n    ", "").replace("\n    ", "\n")
+    checks = [{"name": "unseeded", "code": unseeded, "compare": ["first", "out", "order"]}]
+    assert pool.grade(job_for(drawing, reference, checks))["status"] == "failed"
+
+
 def test_every_hidden_check_runs_on_a_per_run_seed_and_visible_ones_on_seed_zero():
     hidden = jobs.normalize_check({"name": "h", "code": "", "compare": "1"}, 0)
     visible = jobs.normalize_check({"name": "v", "visible": True, "code": "", "compare": "1"}, 1)
