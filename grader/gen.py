@@ -57,6 +57,10 @@ MAX_KEPT_NUMEL = 1024  # elements of one case's input
 MAX_KEPT_TOTAL = 8192  # elements kept per check
 
 
+class AllCasesRaised(Exception):
+    """A ``gen.each`` list on which the reference raised on every case (see ``Gen.each``)."""
+
+
 @dataclass(frozen=True)
 class Case:
     family: str
@@ -160,12 +164,21 @@ class Gen:
 
     # --- running them ----------------------------------------------------------------------
 
-    def each(self, cases: Iterable[Case], fn: Callable[..., Any]) -> list[Any]:
+    def each(
+        self, cases: Iterable[Case], fn: Callable[..., Any], *, expect_raises: bool = False
+    ) -> list[Any]:
         """``fn(case.value)`` for every case (a tuple value is spread as arguments); a case on
         which ``fn`` raises gives the exception's class name, like ``raises``. The family and
-        size of each case are recorded, in order, for the verdict."""
+        size of each case are recorded, in order, for the verdict.
+
+        On the reference's run (the only one that keeps inputs), a list on which the reference
+        raised on every case is a bug in the bank: the check would compare exception names
+        only and test nothing else. It raises ``AllCasesRaised`` there, so the check errors in
+        the reference and ``verify_bank`` reports it; a check of the errors themselves (every
+        case invalid by design) says so with ``expect_raises=True``."""
         out: list[Any] = []
         self._outputs[id(out)] = (len(self.log), out)
+        raised: list[BaseException] = []
         for case in cases:
             self.log.append((case.family, case.size))
             if self.keep_inputs:
@@ -175,6 +188,14 @@ class Gen:
                 out.append(fn(*args))
             except Exception as error:
                 out.append(type(error).__name__)
+                raised.append(error)
+        if self.keep_inputs and out and len(raised) == len(out) and not expect_raises:
+            first = raised[0]
+            raise AllCasesRaised(
+                f"the reference raised on all {len(out)} generated cases of gen.each "
+                f"(the first: {type(first).__name__}: {str(first)[:200]}); draw cases the "
+                "contract accepts, or pass expect_raises=True to a check of the errors"
+            )
         return out
 
     def segment(self, value: Any) -> tuple[int, int] | None:
@@ -280,11 +301,12 @@ class Gen:
 
     @contextlib.contextmanager
     def seeded(self) -> Iterator[None]:
-        """Torch's, Python's (and numpy's, where imported) global random streams seeded from this check's generator inside
-        the block, and put back as they were after it. Build what draws from the global stream
-        (``nn.Linear(4, 3)``'s initial weights, ``nn.init``, a ``DataLoader``'s shuffle order)
-        inside it: the values then depend on the check's seed alone, not on how many numbers
-        the learner's code drew before (the rng-probe). Call the learner's code outside it."""
+        """Torch's, Python's (and numpy's, where imported) global random streams seeded from
+        this check's generator inside the block, and put back as they were after it. Build what
+        draws from the global stream (``nn.Linear(4, 3)``'s initial weights, ``nn.init``, a
+        ``DataLoader``'s shuffle order) inside it: the values then depend on the check's seed
+        alone, not on how many numbers the learner's code drew before (the rng-probe). Call the
+        learner's code outside it."""
         seed = int(torch.randint(0, 2**31, (), generator=self.rng))
         numpy = sys.modules.get("numpy")  # seeded too where something imported it
         state = random.getstate(), numpy.random.get_state() if numpy else None

@@ -176,6 +176,28 @@ def test_a_model_built_under_gen_seeded_does_not_depend_on_what_the_submission_d
     assert pool.grade(job_for(drawing, reference, checks))["status"] == "failed"
 
 
+def test_a_generated_check_on_which_the_reference_raises_on_every_case_is_a_bank_bug(pool):
+    # Such a check compares exception names only: a wrong solution that raises too passes it.
+    reference = """
+    import torch
+    def first_row(x):
+        return x[0, 0, 0]
+    """
+    code = "outs = gen.each(gen.floats((2, 3)), first_row)"
+    checks = [{"name": "g", "code": code, "compare": "outs"}]
+    result = pool.grade(job_for(reference, reference, checks))
+    assert result["status"] == "error" and result["exercise_fault"] is True
+    assert "raised on all" in result["message"] and "IndexError" in result["message"]
+    # A check of the errors themselves says so, and then grades as usual.
+    checks[0]["code"] += ", expect_raises=True)"
+    checks[0]["code"] = checks[0]["code"].replace("first_row)", "first_row", 1)
+    assert pool.grade(job_for(reference, reference, checks))["status"] == "passed"
+    # One case that does not raise is enough: the check compares that value too.
+    fine = reference.replace("x[0, 0, 0]", "x.sum() if x.numel() == 0 else x[0, 0, 0]")
+    checks[0]["code"] = "outs = gen.each(gen.floats((2, 3)), first_row)"
+    assert pool.grade(job_for(fine, fine, checks))["status"] == "passed"
+
+
 def test_every_hidden_check_runs_on_a_per_run_seed_and_visible_ones_on_seed_zero():
     hidden = jobs.normalize_check({"name": "h", "code": "", "compare": "1"}, 0)
     visible = jobs.normalize_check({"name": "v", "visible": True, "code": "", "compare": "1"}, 1)
