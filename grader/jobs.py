@@ -30,6 +30,7 @@ __all__ = [
     "normalize_job",
     "normalize_snippets",
     "pure_check_problems",
+    "address_problems",
 ]
 
 _JOB_KEYS = {
@@ -89,6 +90,47 @@ def pure_check_problems(code: str, expressions: list[str]) -> list[str]:
                 if name in PREDICATES:
                     problems.append(f"{name}()")
     return list(dict.fromkeys(problems))
+
+
+# Where an ``id()`` may stand in a check: as a key that finds an object again (``{id(p): name}``,
+# ``names[id(p)]``, ``names.get(id(p))``). Anywhere else its value can reach the compared values,
+# and an address differs from run to run: the reference would not match itself, nor a wrong
+# solution its own diagnosis (found in weight-initialization, issue 23).
+_KEY_METHODS = {"get", "pop", "setdefault", "add", "discard", "remove"}
+
+
+def address_problems(code: str, expressions: list[str]) -> list[str]:
+    """Each ``id()`` in a check used as a value rather than as a lookup key, e.g. "line 3"."""
+    problems: list[str] = []
+    sources = [(code, "exec")] + [(expression, "eval") for expression in expressions]
+    for source, mode in sources:
+        try:
+            tree = ast.parse(source, mode=mode)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue  # pure_check_problems names it
+        parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        for node in ast.walk(tree):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "id"
+            ):
+                continue
+            parent = parents.get(node)
+            as_key = (
+                (isinstance(parent, ast.Subscript) and parent.slice is node)
+                or (isinstance(parent, ast.Dict) and node in parent.keys)
+                or (isinstance(parent, ast.DictComp) and parent.key is node)
+                or (
+                    isinstance(parent, ast.Call)
+                    and isinstance(parent.func, ast.Attribute)
+                    and parent.func.attr in _KEY_METHODS
+                    and parent.args[:1] == [node]
+                )
+            )
+            if not as_key:
+                problems.append(f"id() on line {node.lineno}" if mode == "exec" else "id()")
+    return problems
 
 
 def mutant_waiver_problems(waivers: Any) -> list[str]:
@@ -159,6 +201,12 @@ def normalize_check(raw: Any, index: int, *, pure: bool | None = None) -> dict[s
             raise JobError(
                 f"{where} ({name}) compares inside the sandbox, where the submission controls "
                 f"torch: {', '.join(problems)}; return the values and let compare decide"
+            )
+        addresses = address_problems(code, list(expressions))
+        if addresses:
+            raise JobError(
+                f"{where} ({name}) uses an object's address as a value ({', '.join(addresses)}): "
+                "it changes from run to run; use id() only as a key that finds an object again"
             )
     return {
         "name": name,

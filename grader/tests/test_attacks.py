@@ -984,3 +984,23 @@ def test_a_check_that_compares_inside_the_sandbox_is_refused():
             jobs.normalize_job({**job, "checks": [check]}, pure_checks=True)
     pure = {"name": "computes", "code": "a = torch.ones(2)\nout = a.sum()", "compare": ["out", "a"]}
     jobs.normalize_job({**job, "checks": [pure]}, pure_checks=True)
+
+
+def test_a_check_that_compares_addresses_is_refused_and_one_that_looks_objects_up_by_id_is_not():
+    # An address changes from run to run, and id(a) - id(b) is an identity test done in the
+    # sandbox: the reference would not match itself, nor a wrong solution its own diagnosis.
+    job = {"code": "x = 1", "reference": "x = 1", "checks": []}
+    for code, compare in (
+        ("m = object()\nsame = bool(id(m) - id(m))", "same"),
+        ("ps = [object()]\nids = [id(p) for p in ps]", "ids"),
+        ("m = object()", "id(m)"),
+    ):
+        check = {"name": "addresses", "code": code, "compare": compare}
+        with pytest.raises(jobs.JobError, match="uses an object's address as a value"):
+            jobs.normalize_job({**job, "checks": [check]}, pure_checks=True)
+    lookup = (
+        "ps = [object(), object()]\nnames = {id(p): str(i) for i, p in enumerate(ps)}\n"
+        "found = [names[id(p)] for p in ps] + [names.get(id(ps[0]), '?')]"
+    )
+    check = {"name": "keys", "code": lookup, "compare": "found"}
+    jobs.normalize_job({**job, "checks": [check]}, pure_checks=True)
