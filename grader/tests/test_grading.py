@@ -401,6 +401,14 @@ def test_snippets_run_in_order_in_one_namespace(pool):
     assert "tensor(15)" in result["output"]
 
 
+def test_snippets_start_from_the_same_random_state_every_run(pool):
+    # An answer block that draws random inputs must not pass on one run and fail on the next.
+    blocks = ["import torch, random\nprint(torch.rand(3).tolist(), random.random())"]
+    first, second = pool.run_snippets(blocks, 10), pool.run_snippets(blocks, 10)
+    assert first["status"] == second["status"] == "passed"
+    assert first["output"] == second["output"] and "[" in first["output"]
+
+
 def test_a_failing_snippet_stops_the_rest(pool):
     result = pool.run_snippets(["x = 1", "assert x == 2, 'x is not 2'", "print('never')"], 10)
     assert result["status"] == "failed"
