@@ -25,13 +25,33 @@ def test_a_known_mistake_is_named_as_a_belief_with_its_hint(
     api.force_authenticate(user)
     body = submit(api, "def double(x):\n    return x + 2\n", django_capture_on_commit_callbacks)
     assert body["status"] == "failed"
-    # The fixture's wrong solution has no Correction paragraph: none is invented.
     assert body["diagnosis"] == {
         "misconception": "Doubling means adding two.",
         "belief": "You may be assuming that doubling means adding two.",
+        "correction": "Doubling multiplies by two; adding two agrees only at x = 2.",
         "hint": "Try x = 3.",
         "confidence": "outputs",
     }
+
+
+def test_a_version_whose_wrong_solution_has_no_correction_gets_none_invented(
+    api, user, exercise, eager, django_capture_on_commit_callbacks
+):
+    # The bank requires a Correction now, but a version saved before it may lack one.
+    exercise.wrong_solutions = {
+        "adds": '"""Misconception: Doubling means adding two.\n\nHint: Try x = 3.\n"""\n'
+        "def double(x):\n    return x + 2\n"
+    }
+    exercise.save()
+    exercise.version_create(verified=True)
+    api.force_authenticate(user)
+    body = submit(api, "def double(x):\n    return x + 2\n", django_capture_on_commit_callbacks)
+    assert body["diagnosis"]["belief"] == "You may be assuming that doubling means adding two."
+    assert "correction" not in body["diagnosis"]
+    api.force_login(user)  # the page is a Django view: a session, not DRF's forced auth
+    html = api.get(f"/submissions/{body['id']}/", headers={"HX-Request": "true"}).content.decode()
+    assert "You may be assuming that doubling means adding two." in html
+    assert 'class="correction"' not in html
 
 
 def test_the_correction_follows_the_belief_where_the_bank_has_one(
@@ -107,7 +127,6 @@ def test_the_page_shows_the_diagnosis_above_the_checks(
     page = client.get(f"/submissions/{submission.pk}/", headers={"HX-Request": "true"})
     html = page.content.decode()
     assert "You may be assuming that doubling means adding two." in html
-    assert 'class="correction"' not in html
     assert html.index("You may be assuming") < html.index('class="checks"')
 
 

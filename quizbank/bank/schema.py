@@ -278,11 +278,22 @@ def exercise_errors(exercise: dict[str, Any]) -> Errors:
                 (f"wrong/{name}.py", f"is not valid Python: {exc.msg} (line {exc.lineno})")
             )
             continue
-        if wrong_solution_notes(code) is None:
+        notes = wrong_solution_notes(code)
+        if notes is None:
             errors.append(
                 (
                     f"wrong/{name}.py",
-                    "must open with a docstring naming its 'Misconception:' and a 'Hint:'",
+                    "must open with a docstring naming its 'Misconception:', a 'Correction:' "
+                    "and a 'Hint:'",
+                )
+            )
+        elif "correction" not in notes:
+            # The learner matched to this mistake is told what is true, not only what they may
+            # believe (issue 27): a belief with no correction leaves them to guess the fact.
+            errors.append(
+                (
+                    f"wrong/{name}.py",
+                    "must say what is true in a 'Correction:' paragraph after the misconception",
                 )
             )
     return errors

@@ -71,7 +71,9 @@ class QuickCheckFactory(factory.django.DjangoModelFactory):
 
 
 ADDS_TWO = (
-    '"""Misconception: Doubling means adding two.\n\nHint: Try x = 3.\n"""\n\n\n'
+    '"""Misconception: Doubling means adding two.\n\n'
+    "Correction: Doubling multiplies by two; adding two agrees only at x = 2.\n\n"
+    'Hint: Try x = 3.\n"""\n\n\n'
     "def double(x):\n    return x + 2\n"
 )
 

@@ -197,7 +197,10 @@ def test_json_fields_are_shown_as_the_bank_files_write_them(admin_client, code_q
     assert checks and checks.group(1).startswith("- ") and "name: " in checks.group(1)
 
 
-WRONG = '"""Misconception: adding.\n\nHint: multiply.\n"""\n\n\ndef double(x):\n    return x + 2\n'
+WRONG = (
+    '"""Misconception: adding.\n\nCorrection: doubling multiplies.\n\nHint: multiply.\n"""\n\n\n'
+    "def double(x):\n    return x + 2\n"
+)
 
 
 def test_saving_the_yaml_back_untouched_changes_nothing(admin_client, code_question):

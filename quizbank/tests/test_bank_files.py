@@ -322,14 +322,21 @@ def test_checks_the_grader_refuses_are_rejected_at_load(good_bank, capsys):
     assert Question.objects.count() == 0
 
 
-def test_a_wrong_solution_must_name_its_misconception_and_a_hint(good_bank, capsys):
+def test_a_wrong_solution_must_name_its_misconception_a_correction_and_a_hint(good_bank, capsys):
     (good_bank / "doubling" / "wrong" / "bare.py").write_text("def double(x):\n    return x\n")
     (good_bank / "doubling" / "wrong" / "no_hint.py").write_text(
         '"""Misconception: Identity doubles."""\n\ndef double(x):\n    return x\n'
     )
+    (good_bank / "doubling" / "wrong" / "no_correction.py").write_text(
+        '"""Misconception: Identity doubles.\n\nHint: Try 3."""\n\ndef double(x):\n    return x\n'
+    )
     err = load(good_bank, expect_exit=1, capsys=capsys)
     assert "doubling/wrong/bare.py: (file): must open with a docstring naming its" in err
     assert "doubling/wrong/no_hint.py: (file): must open with a docstring" in err
+    assert (
+        "doubling/wrong/no_correction.py: (file): must say what is true in a 'Correction:' "
+        "paragraph"
+    ) in err
     assert "wrong/adds.py" not in err
 
 
@@ -338,6 +345,7 @@ def test_wrong_solution_notes_are_read_from_the_docstring():
 
     assert wrong_solution_notes(ADDS_TWO) == {
         "misconception": "Doubling means adding two.",
+        "correction": "Doubling multiplies by two; adding two agrees only at x = 2.",
         "hint": "Try x = 3.",
     }
     assert wrong_solution_notes("x = 1\n") is None
