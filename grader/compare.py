@@ -36,17 +36,29 @@ _F32 = struct.Struct("<f")
 _REPR_LIMIT = 300
 
 
-def short_repr(value: Any, limit: int = _REPR_LIMIT) -> str:
+def short_repr(value: Any, limit: int = _REPR_LIMIT, *, precision: int = 4) -> str:
     """A repr of at most ``limit`` characters that never builds a longer one first.
 
     Values come from a sandbox: a 1 MiB string or a tensor with twenty dimensions of size 2
     (which torch prints in full, gigabytes of text) must cost no more than what is shown.
     """
-    text = _bounded_repr(value, limit + 1)
+    text = _bounded_repr(value, limit + 1, precision)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _bounded_repr(value: Any, budget: int) -> str:  # noqa: C901 - one branch per type
+def expected_got(expected: Any, actual: Any) -> str:
+    """ "expected ..., got ..." with tensors printed to enough digits that the two differ where
+    their values do: at torch's four decimals, 7.0123e-04 and 7.0131e-04 print alike, and a
+    message that shows two equal numbers under "differs" reads as a bug in the grader."""
+    for precision in (4, 8, 12, 17):
+        want = short_repr(expected, precision=precision)
+        got = short_repr(actual, precision=precision)
+        if want != got:
+            break
+    return f"expected {want}, got {got}"
+
+
+def _bounded_repr(value: Any, budget: int, precision: int = 4) -> str:  # noqa: C901
     kind = type(value)
     if kind is str:
         return repr(value[:budget])
@@ -55,7 +67,7 @@ def _bounded_repr(value: Any, budget: int) -> str:  # noqa: C901 - one branch pe
         # entries stay few only while the dimensions are few.
         shown = math.prod(min(n, 4) for n in value.shape)
         if shown <= 256:
-            with printoptions(threshold=12, edgeitems=2, precision=4):
+            with printoptions(threshold=12, edgeitems=2, precision=precision):
                 return repr(value)[:budget]
         first = value.reshape(-1)[:6].tolist()
         return f"tensor of shape {list(value.shape)}, {value.dtype}, starting {first}"[:budget]
@@ -75,10 +87,10 @@ def _bounded_repr(value: Any, budget: int) -> str:  # noqa: C901 - one branch pe
                 break
             if kind is dict:
                 key, part = item
-                text = _bounded_repr(key, budget - used) + ": "
-                text += _bounded_repr(part, budget - used - len(text))
+                text = _bounded_repr(key, budget - used, precision) + ": "
+                text += _bounded_repr(part, budget - used - len(text), precision)
             else:
-                text = _bounded_repr(item, budget - used)
+                text = _bounded_repr(item, budget - used, precision)
             parts.append(text)
             used += len(text) + 2
         if kind is tuple and len(parts) == 1:
@@ -98,7 +110,7 @@ def difference(
 
     def differs(what: str) -> str:
         if reveal:
-            return f"{what}: expected {short_repr(expected)}, got {short_repr(actual)}"
+            return f"{what}: {expected_got(expected, actual)}"
         return what
 
     # raises(fn, ...) gives an exception's class name, or None when nothing was raised.
@@ -109,6 +121,13 @@ def difference(
     if expected is None and type(actual) is str and _EXCEPTION_NAME.fullmatch(actual):
         return f"nothing should be raised, but {actual[:80]} was"
     if type(expected) is not type(actual):
+        if type(actual) is str and _EXCEPTION_NAME.fullmatch(actual):
+            # gen.each and raises() give the name of what the submission raised on that case.
+            return f"{actual[:80]} was raised where a {_type_name(expected)} was expected"
+        if type(expected) is str and _EXCEPTION_NAME.fullmatch(expected):
+            if reveal:
+                return f"expected {expected} to be raised, but a {_type_name(actual)} came back"
+            return f"an exception was expected, but a {_type_name(actual)} came back"
         return differs(f"a {_type_name(actual)} where a {_type_name(expected)} was expected")
     if type(expected) is torch.Tensor:
         return _tensor_difference(expected, actual, rtol, atol, reveal)
@@ -240,7 +259,7 @@ def _tensor_difference(
             message += f", by up to {float(finite.max()):.3g}"
         if finite.numel() < gap.numel():
             message += " (some are NaN or infinite where the expected values are not)"
-    return message + f": expected {short_repr(expected)}, got {short_repr(actual)}"
+    return message + f": {expected_got(expected, actual)}"
 
 
 def _grad_difference(expected: torch.Tensor, actual: torch.Tensor) -> str | None:
@@ -249,12 +268,14 @@ def _grad_difference(expected: torch.Tensor, actual: torch.Tensor) -> str | None
     or the reverse (issue 23). Says nothing about any value, so hidden checks say it too."""
     if expected.requires_grad == actual.requires_grad:
         return None
+    # Only what is known: which way the flag differs. Its cause (a detach, no_grad, a
+    # parameter left trainable, an input that should not require grad) is the learner's to find.
     if expected.requires_grad:
         return (
             "the values match, but the result does not track gradients (requires_grad is False) "
-            "where it should: something detached it or computed it under no_grad"
+            "where the expected result does"
         )
     return (
-        "the values match, but the result tracks gradients (requires_grad is True) where it "
-        "should not: a missing detach() or no_grad"
+        "the values match, but the result tracks gradients (requires_grad is True) where the "
+        "expected result does not"
     )

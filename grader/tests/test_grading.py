@@ -190,12 +190,14 @@ def test_a_check_can_set_its_own_tolerances(pool):
         (
             "torch.nn.Parameter(torch.ones(2))",
             "torch.ones(2)",
-            "the values match, but the result tracks gradients",
+            "the values match, but the result tracks gradients (requires_grad is True) where the "
+            "expected result does not",
         ),
         (
             "torch.ones(2)",
             "torch.ones(2).requires_grad_()",
-            "the values match, but the result does",
+            "the values match, but the result does not track gradients (requires_grad is False) "
+            "where the expected result does",
         ),
         # size-1 dimensions with a stride other than 1 (a column of a one-row matrix)
         ("torch.arange(2.0).view(1, 2)[:, 1]", "torch.ones(1)", None),
@@ -423,6 +425,35 @@ def test_snippets_are_sandboxed_and_time_limited(pool):
     assert result["blocks"][0]["message"].startswith("raised PermissionError")
     slow = pool.run_snippets(["while True:\n    pass"], time_limit=1)
     assert slow["status"] == "timed_out"
+
+
+def test_what_differs_is_said_without_a_guessed_cause_and_with_the_digits_that_differ(pool):
+    checks = [
+        {"name": "raised", "code": "out = gen.each(gen.floats((2,)), f)", "compare": "out"},
+        {"name": "close", "visible": True, "code": "out = g()", "compare": "out"},
+        {"name": "wants error", "code": "out = gen.each(gen.floats((2,)), h)", "compare": "out"},
+    ]
+    reference = (
+        "import torch\ndef f(x):\n    return torch.zeros(2)\n"
+        "def g():\n    return torch.tensor([7.0123e-04], dtype=torch.float64)\n"
+        "def h(x):\n    if x.numel() == 0:\n        raise ValueError('empty')\n    return x\n"
+    )
+    code = (
+        "import torch\ndef f(x):\n    raise RuntimeError('boom')\n"
+        "def g():\n    return torch.tensor([7.0131e-04], dtype=torch.float64)\n"
+        "def h(x):\n    return x\n"
+    )
+    raised, close, wants = pool.grade(job_for(code, reference, checks))["checks"]
+    # The learner's own exception, named as raised (not "a str where a Tensor was expected").
+    assert (
+        raised["message"] == "an item differs: RuntimeError was raised where a tensor was expected"
+    )
+    # At torch's 4 decimals both print as 7.0123e-04 or alike: more digits until they differ.
+    assert close["message"].endswith(
+        "expected tensor([0.00070123], dtype=torch.float64), "
+        "got tensor([0.00070131], dtype=torch.float64)"
+    ), close["message"]
+    assert wants["message"] == "an item differs: an exception was expected, but a tensor came back"
 
 
 def test_a_missing_exception_is_said_in_words(pool):
