@@ -2,6 +2,7 @@
 each other (a deadlock answers 503; issue 28). PostgreSQL only:
 SQLite has no row locks to take in the wrong order."""
 
+import contextlib
 import threading
 
 import pytest
@@ -98,3 +99,36 @@ def test_interviews_started_at_the_same_moment_by_several_learners_all_start(cod
     results = [result[0] for _, result in runs]
     assert not [r for r in results if isinstance(r, Exception)], results
     assert sum(len(r) for r in results) == 12
+
+
+def test_two_interviews_started_at_once_count_against_the_days_limit(
+    code_question, settings, monkeypatch
+):
+    """Counting today's interviews and inserting the new one were not serialised: two starts at
+    the same moment both counted none and both started, past INTERVIEWS_PER_DAY."""
+    settings.INTERVIEWS_PER_DAY = 1
+    topic, _ = code_question
+    learner = UserFactory(username="double-click")
+    counted = threading.Barrier(2)
+    check = interviews._check_daily_limit
+
+    def check_then_wait_for_the_other(*, user):
+        check(user=user)
+        # Give the other start its chance to count too (it cannot while this one holds the
+        # learner's lock: then the wait runs out and this one commits first).
+        with contextlib.suppress(threading.BrokenBarrierError):
+            counted.wait(timeout=3)
+
+    monkeypatch.setattr(interviews, "_check_daily_limit", check_then_wait_for_the_other)
+
+    def start():
+        return interviews.interview_create(
+            user=learner, topics=[topic], difficulty=[], questions=1, minutes=30
+        )
+
+    runs = [in_thread(start) for _ in range(2)]
+    for thread, _ in runs:
+        thread.join(60)
+    results = [result[0] for _, result in runs]
+    assert learner.interviews.count() == 1
+    assert sum(isinstance(r, interviews.InterviewLimitReached) for r in results) == 1
