@@ -6,12 +6,13 @@ broker's queue is first in, first out, so a submission waits behind at most that
 other learner's: a backlog of slow code from one learner delays another's verdict by about one
 run, not by the whole backlog (issue 13, finding 8).
 
-Heavy learners (another submission waiting, or more than GRADER_HEAVY_SECONDS of code run in the
-last GRADER_HEAVY_WINDOW) also share a lane: together they have at most GRADER_HEAVY_IN_FLIGHT
-CPU submissions in flight (a worker's slots less one), so a learner who grades little finds a slot
-free instead of waiting for a sleeping run to end (issue 28: 3.3x the idle p95 beside four
-abusive accounts). A heavy submission the lane has no room for waits as a held row marked `heavy`;
-the lane is first come, first served across learners, and each heavy verdict sends the next.
+Heavy learners (more than GRADER_HEAVY_SECONDS of code run in the last GRADER_HEAVY_WINDOW, or
+most of their runs in it out of time) also share a lane: together they have at most
+GRADER_HEAVY_IN_FLIGHT CPU submissions in flight (a worker's slots less one), so a learner who
+grades little finds a slot free instead of waiting for a sleeping run to end (issue 28: 3.3x the
+idle p95 beside four abusive accounts). A heavy submission the lane has no room for waits as a
+held row marked `heavy`; the lane is first come, first served across learners, and each heavy
+verdict sends the next.
 
 PostgreSQL stays the source of truth: a held row is a queued row without a deadline, and the sweep
 releases any whose learner has room (a hand-off lost with a killed worker only waits for it).
@@ -60,9 +61,11 @@ def held_message(cap: int) -> str:
 
 def lane_message(lane: int) -> str:
     slots = "one grading slot" if lane == 1 else f"{lane} grading slots"
+    window = settings.GRADER_HEAVY_WINDOW
+    recently = "minute" if window == 60 else f"{window} seconds"
     return (
-        "Waiting for a grading slot: learners with submissions waiting or much code run in the "
-        f"last few minutes share {slots}, so that everyone else's verdicts are not held up."
+        f"Waiting for a grading slot: learners who ran much code in the last {recently} share "
+        f"{slots}, so that everyone else's verdicts are not held up."
     )
 
 
@@ -143,9 +146,13 @@ def _cap() -> int:
     return settings.GRADER_USER_IN_FLIGHT
 
 
-def _lock_user(user_id: int) -> None:
-    """Serialises the decisions about one learner's submissions (dispatch and release)."""
+def user_lock(user_id: int) -> None:
+    """Serialises the decisions about one learner's submissions (dispatch and release) and
+    interviews (the day's limit). Taken before any other learner's lock, or none."""
     list(User.objects.select_for_update().filter(pk=user_id).values_list("pk", flat=True))
+
+
+_lock_user = user_lock
 
 
 def _in_flight(*, user_id: int, queue: str) -> int:
@@ -161,18 +168,20 @@ def _lane(queue: str) -> int:
 
 
 def _heavy(user_id: int) -> bool:
-    """Whether the learner has more than one submission unfinished, or ran more than
-    GRADER_HEAVY_SECONDS of code in the last GRADER_HEAVY_WINDOW seconds. One query."""
+    """Whether the learner ran more than GRADER_HEAVY_SECONDS of code in the last
+    GRADER_HEAVY_WINDOW seconds, or most of their runs in it ran out of time (code that sleeps or
+    spins to the limit). A run of quick code, or one slow run among quick ones, is not heavy: a
+    burst of many learners' code keeps every slot instead of leaving one idle for nobody. One
+    query."""
     since = timezone.now() - timedelta(seconds=settings.GRADER_HEAVY_WINDOW)
-    unfinished = Q(status__in=Submission.UNFINISHED)
-    recent = Q(finished_at__gte=since)
-    found = (
-        Submission.objects.filter(user_id=user_id)
-        .filter(unfinished | recent)
-        .aggregate(waiting=Count("pk", filter=unfinished), ran=Sum("duration_ms", filter=recent))
+    found = Submission.objects.filter(user_id=user_id, finished_at__gte=since).aggregate(
+        runs=Count("pk"),
+        out_of_time=Count("pk", filter=Q(status=Submission.Status.TIMED_OUT)),
+        ran=Sum("duration_ms"),
     )
-    ran = found["ran"] or 0
-    return found["waiting"] > 1 or ran >= settings.GRADER_HEAVY_SECONDS * 1000
+    if (found["ran"] or 0) >= settings.GRADER_HEAVY_SECONDS * 1000:
+        return True
+    return 2 * found["out_of_time"] > found["runs"]
 
 
 # pg_advisory_xact_lock keys serialising the lane's decisions, one per queue. Always taken after
