@@ -152,9 +152,6 @@ def user_lock(user_id: int) -> None:
     list(User.objects.select_for_update().filter(pk=user_id).values_list("pk", flat=True))
 
 
-_lock_user = user_lock
-
-
 def _in_flight(*, user_id: int, queue: str) -> int:
     return Submission.objects.unfinished().filter(user_id=user_id, queue=queue, held=False).count()
 
@@ -215,7 +212,7 @@ def submission_hold(*, submission: Submission) -> bool:
         return False
     lane = _lane(submission.queue)
     with transaction.atomic():
-        _lock_user(submission.user_id)
+        user_lock(submission.user_id)
         others = _in_flight(user_id=submission.user_id, queue=submission.queue) - 1
         if others >= cap:
             submission.mark_held(reason=held_message(cap))
@@ -236,7 +233,7 @@ def user_release_held(*, user_id: int, queue: str) -> int:
     cap = _cap()
     # Inside a caller's transaction (a verdict's), no savepoint: it commits or fails with it.
     with transaction.atomic(savepoint=False):
-        _lock_user(user_id)
+        user_lock(user_id)
         held = Submission.objects.filter(
             user_id=user_id, queue=queue, held=True, status=Submission.Status.QUEUED
         ).order_by("queued_at", "id")
