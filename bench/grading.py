@@ -353,9 +353,11 @@ def _site(args, python: str):
         status="published",
         primary_topic=topic,
     )
-    Exercise.objects.create(
+    exercise = Exercise.objects.create(
         question=question, starter_code=SOLUTION, solution_code=SOLUTION, checks=CHECKS
     )
+    # Learners are graded against the live (verified) version only: as load_bank makes it.
+    exercise.version_create(verified=True)
     return name
 
 

@@ -282,6 +282,14 @@ CELERY_WORKER_CONCURRENCY = int(os.environ.get("GRADER_WORKER_THREADS", str(2 * 
 # How many submissions of one learner may be in the broker or in a slot at once, per queue; the
 # rest wait in the database (practice/services/dispatch.py). 0: no cap.
 GRADER_USER_IN_FLIGHT = int(os.environ.get("GRADER_USER_IN_FLIGHT", "1"))
+# The light lane (issue 28): heavy learners (more than GRADER_HEAVY_SECONDS of code run in the
+# last GRADER_HEAVY_WINDOW seconds, or most of their runs in it out of time) together have at most
+# this many CPU submissions in the broker or in a slot; the rest wait as held rows. One slot of a
+# worker is then always free for everyone else. With several CPU workers, set it to their slots
+# together, less one. 0: no lane.
+GRADER_HEAVY_IN_FLIGHT = int(os.environ.get("GRADER_HEAVY_IN_FLIGHT", str(GRADER_SLOTS - 1)))
+GRADER_HEAVY_SECONDS = float(os.environ.get("GRADER_HEAVY_SECONDS", "10"))
+GRADER_HEAVY_WINDOW = int(os.environ.get("GRADER_HEAVY_WINDOW", "60"))
 # The GPU queue's device list: "auto" uses CUDA where the grader's torch finds a device; "none" is
 # the fake, empty list (single-use slots on the CPU, `requires: cuda` checks skipped and counted),
 # which CI uses to exercise the GPU path without a GPU (grader/README.md, "The GPU queue").

@@ -109,6 +109,9 @@ class Submission(models.Model):
     # Queued but not yet sent to the broker: its learner has GRADER_USER_IN_FLIGHT others in
     # flight on this queue (services/dispatch.py). It has no deadline until it is sent.
     held = models.BooleanField(default=False)
+    # Sent in the heavy lane: its learner had a backlog or ran much code lately, and such learners
+    # together have at most GRADER_HEAVY_IN_FLIGHT in flight per queue (services/dispatch.py).
+    heavy = models.BooleanField(default=False)
     # The client's Idempotency-Key header: a POST retried after a lost answer (a 503, a reset
     # connection) finds the submission it made instead of making a second one.
     idempotency_key = models.CharField(max_length=80, blank=True, default="", editable=False)
@@ -169,10 +172,18 @@ class Submission(models.Model):
     def _save_fields(self, fields: list[str]) -> None:
         self.save(update_fields=fields if self.pk is not None else None)
 
-    def mark_queued(self, *, now: datetime, worker_online: bool, count_try: bool = False) -> None:
+    def mark_queued(
+        self,
+        *,
+        now: datetime,
+        worker_online: bool,
+        count_try: bool = False,
+        heavy: bool | None = None,
+    ) -> None:
         """Waiting in the broker for a worker: due back by its queue's deadline, after which the
         sweep looks for it. `worker_online` False: it says that nobody serves its queue yet.
-        `count_try`: a re-send after a lost message or worker counts as a try."""
+        `count_try`: a re-send after a lost message or worker counts as a try. `heavy`: sent in
+        the heavy lane or not (None: as it was)."""
         deadline = (
             settings.GRADER_GPU_QUEUE_DEADLINE
             if self.queue == Queue.GPU
@@ -183,19 +194,24 @@ class Submission(models.Model):
         self.message = "" if worker_online else no_worker_message(self.queue)
         self.deadline_at = now + timedelta(seconds=deadline)
         fields = ["status", "held", "message", "deadline_at"]
+        if heavy is not None:
+            self.heavy = heavy
+            fields.append("heavy")
         if count_try:
             self.tries += 1
             fields.append("tries")
         self._save_fields(fields)
 
-    def mark_held(self, *, reason: str) -> None:
-        """Queued but kept out of the broker until its learner's earlier submission finishes; it
-        has no deadline (the dispatcher or the sweep sends it). The reason comes before what the
-        message said already ("no GPU worker is online" still applies to a held GPU submission)."""
+    def mark_held(self, *, reason: str, heavy: bool = False) -> None:
+        """Queued but kept out of the broker until its learner's earlier submission finishes (or,
+        `heavy`, until the heavy lane has room); it has no deadline (the dispatcher or the sweep
+        sends it). The reason comes before what the message said already ("no GPU worker is
+        online" still applies to a held GPU submission)."""
         self.held = True
+        self.heavy = heavy
         self.message = " ".join(filter(None, [reason, self.message]))
         self.deadline_at = None
-        self._save_fields(["held", "message", "deadline_at"])
+        self._save_fields(["held", "heavy", "message", "deadline_at"])
 
     def mark_running(self, *, worker: str, now: datetime) -> None:
         """Taken by `worker`, which holds it under a lease it renews while grading (the sweep takes

@@ -27,7 +27,7 @@ from ..models.interviews import (
     MockInterview,
 )
 from ..selectors import DIFFICULTY_ORDER
-from . import learning, submissions
+from . import dispatch, learning, submissions
 
 Outcome = InterviewQuestion.Outcome
 
@@ -127,6 +127,10 @@ def interview_create(
     questions and the rest concept ones, as far as the bank has them (the other kind makes up a
     shortfall). Fewer questions than asked for when fewer match; none is a ValidationError.
     Past INTERVIEWS_PER_DAY started today, raises InterviewLimitReached."""
+    # The learner's row first (the one lock this takes): two starts at once are counted one
+    # after the other, so the day's limit holds. The rows it inserts point at shared questions and
+    # topics, which nobody locks beyond a key-share (the FK checks): no other learner waits.
+    dispatch.user_lock(user.pk)
     _check_daily_limit(user=user)
     candidates = Question.objects.published()
     if topics and primary_topic_only:

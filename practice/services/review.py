@@ -183,11 +183,16 @@ def _finish(
     )
 
 
+def _locked_reviews():
+    """Reviews locked with their user and question read alongside: only the review's own row is
+    locked. Without `of`, PostgreSQL locked the joined question's row FOR UPDATE too, and every
+    learner starting an interview with that question waited for this transaction (issue 28)."""
+    return CodeReview.objects.select_for_update(of=("self",)).select_related("user", "question")
+
+
 @transaction.atomic
 def code_review_give_up(*, review: CodeReview) -> ReviewCard:
-    review = (
-        CodeReview.objects.select_for_update().select_related("user", "question").get(pk=review.pk)
-    )
+    review = _locked_reviews().get(pk=review.pk)
     if not review.open:
         raise ValidationError({"review": "This review is over."})
     return _finish(review, rating=Rating.AGAIN, now=timezone.now())
@@ -200,8 +205,7 @@ def code_review_verdict(*, submission: Submission, now: datetime) -> bool:
     if submission.mode != Submission.Mode.SUBMIT:
         return False
     review = (
-        CodeReview.objects.select_for_update()
-        .select_related("user", "question")
+        _locked_reviews()
         .filter(
             user=submission.user_id,
             question=submission.question_id,

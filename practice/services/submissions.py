@@ -199,6 +199,9 @@ def submission_grade(*, submission_id: int, worker: str) -> Submission | None:
                 learning.verdict_schedule(submission=current)
         # In the verdict's transaction: one commit per verdict, not two (throughput, issue 28).
         dispatch.user_release_held(user_id=current.user_id, queue=current.queue)
+        if current.heavy:  # its place in the heavy lane is free: the lane's next, whoever's
+            queue = current.queue
+            transaction.on_commit(lambda: dispatch.lane_release(queue=queue))
     return current
 
 

@@ -6,10 +6,11 @@ held row whose hand-off was lost."""
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from accounts.tests.factories import UserFactory
 from practice.models import Submission
-from practice.services.dispatch import held_message
+from practice.services.dispatch import held_message, lane_message
 from practice.services.submissions import submission_create
 from practice.services.sweep import submission_sweep
 from practice.tests import test_reliability as reliability
@@ -141,3 +142,98 @@ def test_a_held_gpu_submission_still_says_no_gpu_worker_is_online(
     held = Submission.objects.get(pk=second.pk)
     assert held.held
     assert held.message == f"{held_message(1)} {NO_GPU_WORKER}"
+
+
+def _ran_a_lot(learner, question) -> None:
+    """A learner who ran a minute of code just now (more than GRADER_HEAVY_SECONDS)."""
+    now = timezone.now()
+    Submission.objects.create(
+        user=learner,
+        question=question,
+        code=SLEEPER,
+        status="timed_out",
+        finished_at=now,
+        duration_ms=60_000,
+    )
+
+
+@pytest.fixture
+def lane_of_one(settings, monkeypatch, cap_of_one):
+    """Two slots (the test worker runs two threads), heavy learners sharing one of them."""
+    for name, value in (("GRADER_SLOTS", 2), ("GRADER_HEAVY_IN_FLIGHT", 1)):
+        setattr(settings, name, value)
+        monkeypatch.setenv(name, str(value))  # the worker's, which releases the lane's next
+    settings.SUBMISSIONS_WAITING_MAX = 100
+
+
+def test_heavy_learners_share_the_lane_and_a_light_one_is_sent_at_once(
+    user, exercise, redis_server, lane_of_one
+):
+    question = exercise.question
+    heavy = [UserFactory(username=f"heavy{i}") for i in range(2)]
+    for learner in heavy:
+        _ran_a_lot(learner, question)
+    first, second = (submission_create(user=h, question=question, code=SLEEPER) for h in heavy)
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert (first.held, first.heavy) == (False, True)  # the lane's one place
+    assert (second.held, second.heavy) == (True, True)  # another learner's: no room left
+    assert second.message.startswith(lane_message(1)) and second.deadline_at is None
+    mine = submission_create(user=user, question=question, code=RIGHT)
+    mine.refresh_from_db()
+    assert (mine.held, mine.heavy) == (False, False)  # no backlog, little code run: sent
+    # The learner's own second one waits for their first, as before the lane.
+    again = submission_create(user=heavy[0], question=question, code=SLEEPER)
+    assert Submission.objects.get(pk=again.pk).message.startswith(held_message(1))
+
+
+def test_a_learner_who_grades_little_is_not_queued_behind_heavy_learners(
+    user, exercise, worker, lane_of_one
+):
+    """Issue 28: beside four abusive accounts each keeping a slot busy with sleeping code, a
+    normal learner's p95 was 3.3x its idle figure with four slots. Three heavy learners and two
+    slots here: without the lane, two sleepers fill the slots and the third waits in the broker
+    ahead of the normal learner's submission, which then waits for a whole run."""
+    worker()
+    other = UserFactory(username="other")
+    first = submission_create(user=other, question=exercise.question, code=RIGHT)
+    wait_for(lambda: finished(first), "the first verdict (it measures the reference)", 120)
+    question = exercise.question
+    heavy = [UserFactory(username=f"heavy{i}") for i in range(3)]
+    for learner in heavy:
+        _ran_a_lot(learner, question)
+    slow = [
+        submission_create(user=learner, question=question, code=SLEEPER)
+        for _ in range(2)
+        for learner in heavy
+    ]
+    wait_for(lambda: Submission.objects.filter(pk=slow[0].pk, status="running").exists(), "a run")
+    mine = submission_create(user=user, question=question, code=RIGHT)
+    seen_heavy_in_flight = []
+    slow_done_before_mine = []
+
+    def heavy_in_flight() -> int:
+        return Submission.objects.filter(pk__in=[s.pk for s in slow], held=False).unfinished()
+
+    def mine_finished() -> bool:
+        seen_heavy_in_flight.append(heavy_in_flight().count())
+        done = Submission.objects.filter(pk__in=[s.pk for s in slow]).exclude(
+            status__in=Submission.UNFINISHED
+        )
+        slow_done_before_mine.append(done.count())
+        return finished(mine)
+
+    wait_for(mine_finished, "the light learner's verdict", 60)
+    assert mine.status == "passed"
+    assert slow_done_before_mine[-1] == 0  # it waited for no sleeper's run to end
+    assert max(seen_heavy_in_flight) <= 1
+
+    def backlog_done() -> bool:
+        seen_heavy_in_flight.append(heavy_in_flight().count())
+        return not Submission.objects.filter(pk__in=[s.pk for s in slow]).unfinished().exists()
+
+    wait_for(backlog_done, "the heavy backlogs to drain", 6 * 20)
+    assert max(seen_heavy_in_flight) <= 1
+    # First come, first served across learners: each heavy verdict sent another learner's next.
+    started = Submission.objects.filter(pk__in=[s.pk for s in slow]).order_by("started_at")
+    assert [s.user_id for s in started[:3]] == [h.pk for h in heavy]
