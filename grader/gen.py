@@ -35,6 +35,7 @@ from typing import Any
 import torch
 
 # Families, in the order they are listed within one size.
+ORDINARY = "ordinary"
 FLOAT_FAMILIES = (
     "empty",  # a size-0 batch
     "single",  # every dimension of size 1
@@ -172,13 +173,15 @@ class Gen:
         size of each case are recorded, in order, for the verdict.
 
         On the reference's run (the only one that keeps inputs), a list on which the reference
-        raised on every case is a bug in the bank: the check would compare exception names
-        only and test nothing else. It raises ``AllCasesRaised`` there, so the check errors in
-        the reference and ``verify_bank`` reports it; a check of the errors themselves (every
-        case invalid by design) says so with ``expect_raises=True``."""
+        raised on every case, or on its ``ordinary`` case (plain randn of the declared shape: a
+        domain whose ordinary member is invalid is declared wrong), is a bug in the bank: the
+        check would compare exception names and little else. It raises ``AllCasesRaised``
+        there, so the check errors in the reference and ``verify_bank`` reports it; a check of
+        the errors themselves (every case invalid by design) says so with
+        ``expect_raises=True``."""
         out: list[Any] = []
         self._outputs[id(out)] = (len(self.log), out)
-        raised: list[BaseException] = []
+        raised: list[tuple[str, BaseException]] = []
         for case in cases:
             self.log.append((case.family, case.size))
             if self.keep_inputs:
@@ -188,14 +191,22 @@ class Gen:
                 out.append(fn(*args))
             except Exception as error:
                 out.append(type(error).__name__)
-                raised.append(error)
-        if self.keep_inputs and out and len(raised) == len(out) and not expect_raises:
-            first = raised[0]
-            raise AllCasesRaised(
-                f"the reference raised on all {len(out)} generated cases of gen.each "
-                f"(the first: {type(first).__name__}: {str(first)[:200]}); draw cases the "
-                "contract accepts, or pass expect_raises=True to a check of the errors"
+                raised.append((case.family, error))
+        if self.keep_inputs and raised and not expect_raises:
+            family, first = raised[0]
+            where = (
+                f"all {len(out)} generated cases"
+                if len(raised) == len(out)
+                else "the ordinary case"
+                if ORDINARY in (f for f, _ in raised)
+                else None
             )
+            if where:
+                raise AllCasesRaised(
+                    f"the reference raised on {where} of gen.each ({family}: "
+                    f"{type(first).__name__}: {str(first)[:200]}); draw cases the contract "
+                    "accepts, or pass expect_raises=True to a check of the errors"
+                )
         return out
 
     def segment(self, value: Any) -> tuple[int, int] | None:

@@ -192,10 +192,35 @@ def test_a_generated_check_on_which_the_reference_raises_on_every_case_is_a_bank
     checks[0]["code"] += ", expect_raises=True)"
     checks[0]["code"] = checks[0]["code"].replace("first_row)", "first_row", 1)
     assert pool.grade(job_for(reference, reference, checks))["status"] == "passed"
-    # One case that does not raise is enough: the check compares that value too.
-    fine = reference.replace("x[0, 0, 0]", "x.sum() if x.numel() == 0 else x[0, 0, 0]")
+    # Raising on some edge cases (here the non-contiguous one) is a contract like any other.
+    fine = reference.replace("x[0, 0, 0]", "x.sum() if x.is_contiguous() else x[0, 0, 0]")
     checks[0]["code"] = "outs = gen.each(gen.floats((2, 3)), first_row)"
     assert pool.grade(job_for(fine, fine, checks))["status"] == "passed"
+
+
+def test_a_generated_check_whose_ordinary_case_raises_in_the_reference_is_a_bank_bug(pool):
+    # A domain whose plain member is invalid is declared wrong (a shape with one dimension too
+    # many): the check tests only its edge cases, and those by exception names.
+    reference = """
+    import torch
+    def f(x):
+        if x > 1:
+            raise RuntimeError("shape mismatch")
+        return x * 2
+    """
+    code = (
+        "make = lambda family, g: {'single': 1.0, 'ordinary': 2.0, 'ties': 0.5}[family]\n"
+        "outs = gen.each(gen.cases(make, ['single', 'ordinary', 'ties']), f)"
+    )
+    checks = [{"name": "g", "code": code, "compare": "outs"}]
+    result = pool.grade(job_for(reference, reference, checks))
+    assert result["status"] == "error" and result["exercise_fault"] is True
+    assert "raised on the ordinary case" in result["message"]
+    # An edge family may raise by contract: the check grades as usual.
+    edge = code.replace("'ordinary': 2.0, 'ties': 0.5", "'ordinary': 0.5, 'ties': 2.0")
+    assert pool.grade(job_for(reference, reference, [{**checks[0], "code": edge}]))["status"] == (
+        "passed"
+    )
 
 
 def test_every_hidden_check_runs_on_a_per_run_seed_and_visible_ones_on_seed_zero():
