@@ -119,6 +119,9 @@ class Question(models.Model):
     # encoder's files were not installed when it was saved (load_bank fills it in later).
     embedding = models.BinaryField(null=True, editable=False)
     embedding_key = models.CharField(max_length=64, blank=True, default="", editable=False)
+    # Its words and how often each counts for BM25 (quizbank/search/bm25.py), computed when it is
+    # saved, so that a process builds the BM25 index without splitting every question into words.
+    bm25_words = models.JSONField(null=True, editable=False)
     # The hash of what load_bank last imported for this question (its canonical record): a row
     # whose content hashes otherwise was edited in the admin since, and load_bank keeps it.
     bank_digest = models.CharField(max_length=64, blank=True, default="", editable=False)
@@ -132,6 +135,7 @@ class Question(models.Model):
             "answer_vector",
             "embedding",
             "embedding_key",
+            "bm25_words",
             "bank_digest",
             "bank_files_digest",
         ]
@@ -152,12 +156,13 @@ class Question(models.Model):
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         fields = kwargs.get("update_fields")
-        if fields is None or {"title", "concepts", "prompt", "answer"} & set(fields):
-            from .search.semantic import refresh
+        if fields is None or {"title", "concepts", "prompt", "answer", "slug"} & set(fields):
+            from .search import bm25, semantic
 
-            refresh(self)
+            semantic.refresh(self)
+            bm25.refresh(self)
             if fields is not None:
-                kwargs["update_fields"] = {*fields, "embedding", "embedding_key"}
+                kwargs["update_fields"] = {*fields, "embedding", "embedding_key", "bm25_words"}
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:

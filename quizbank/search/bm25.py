@@ -11,12 +11,14 @@ first part of its answer's prose, as words by fallback.py's light stem, function
 A query is read as its terms (terms.py): each phrase of a term, the synonyms file's group
 included, and the slips the ranker corrected, so both rankers read the query alike.
 
-The index (each word's questions and their BM25 term weights, as numpy arrays) is built once per
-bank version and set of visible questions (a few kept), from each question's words, which are
-kept across bank versions and read again only for a question saved since (its `updated_at`; a
-bulk `update()` of a question's text is not seen until the process restarts). A search then adds
-one array update per query word. The first build in a process splits every question into words:
-slow at 10,000 questions (README, "Benchmarks").
+Each question's words and how often each counts are computed when it is saved and stored with it
+(`Question.bm25_words`, with the RECIPE they were read by), as its embedding is. The index (each
+word's questions and their BM25 term weights, as numpy arrays) is built once per bank version and
+set of visible questions (a few kept), from those stored counts, which a process keeps across bank
+versions and reads again only for a question saved since (its `updated_at`; a bulk `update()` of a
+question's text is not seen until the process restarts). A question without stored counts, or
+with counts of another recipe (saved before they were kept, bulk-created), is read from its text
+once and its counts stored. A search then adds one array update per query word.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ from .terms import FUNCTION_WORDS, WORD_RE, Term
 if TYPE_CHECKING:
     import numpy as np
 
+# How a question's words are read (fields, weights, stems): a change here is a new recipe, and
+# the stored counts of another are read again from the question's text.
+RECIPE = "bm25/1"
 K1 = 1.2
 B = 0.75
 # How often each field's words count, and how much of the answer is read (prose only; code
@@ -67,7 +72,7 @@ class Index:
 
 def document_words(title: str, concepts: object, slug: str, prompt: str, answer: str) -> Counter:
     """A question's words, each counted as often as it stands, by field weight."""
-    prose = _CODE.sub(" ", answer)[:ANSWER_PART]
+    prose = _CODE.sub(" ", answer[:ANSWER_READ])[:ANSWER_PART]
     concept_text = " ".join(str(c) for c in concepts) if isinstance(concepts, list) else ""
     fields = {
         "title": title,
@@ -83,6 +88,20 @@ def document_words(title: str, concepts: object, slug: str, prompt: str, answer:
             if word not in FUNCTION_WORDS:
                 counts[word] += count * weight
     return counts
+
+
+def stored_words(title: str, concepts: object, slug: str, prompt: str, answer: str) -> dict:
+    """What `Question.bm25_words` holds: the question's words and their counts (document_words),
+    and the recipe that read them."""
+    counts = document_words(title, concepts, slug, prompt, answer)
+    return {"recipe": RECIPE, "counts": dict(counts)}
+
+
+def refresh(question: Any) -> None:
+    """Store the words of `question`'s text with it (Question.save)."""
+    question.bm25_words = stored_words(
+        question.title, question.concepts, question.slug, question.prompt, question.answer
+    )
 
 
 def query_words(terms: list[Term]) -> list[str]:
@@ -111,12 +130,36 @@ _READ_LOCK = threading.Lock()
 READ_BATCH = 500
 
 
-def _document(saved: Any, *fields: Any) -> _Document:
+def _document(saved: Any, counts: dict[str, float]) -> _Document:
     import numpy as np
 
-    counts = document_words(*fields)
     words = np.array([_NUMBERS.setdefault(w, len(_NUMBERS)) for w in counts], dtype=np.int32)
     return _Document(saved, words, np.fromiter(counts.values(), np.float32, len(counts)))
+
+
+def _stored_counts(stored: Any) -> dict[str, float] | None:
+    """The counts of a stored `bm25_words`, if it was read by this RECIPE."""
+    if isinstance(stored, dict) and stored.get("recipe") == RECIPE:
+        counts = stored.get("counts")
+        if isinstance(counts, dict):
+            return counts
+    return None
+
+
+def _read_text(model: Any, pks: list[int]) -> dict[int, tuple[Any, dict[str, float]]]:
+    """Read these questions' words from their text (their stored counts missing or of another
+    recipe), and store the counts with each, unless it was saved again meanwhile."""
+    rows = (
+        model.objects.filter(pk__in=pks)
+        .annotate(answer_part=Substr("answer", 1, ANSWER_READ))
+        .values_list("pk", "updated_at", "title", "concepts", "slug", "prompt", "answer_part")
+    )
+    read = {}
+    for pk, at, *fields in rows:
+        stored = stored_words(*fields)
+        model.objects.filter(pk=pk, updated_at=at).update(bm25_words=stored)
+        read[pk] = (at, stored["counts"])
+    return read
 
 
 def build(pks: list[int], documents: list[_Document]) -> Index:
@@ -154,17 +197,24 @@ def index(queryset: QuerySet) -> Index:
         # In id order, so that ties rank alike on every database.
         saved = list(queryset.order_by("pk").values_list("pk", "updated_at"))
         stale = [pk for pk, at in saved if pk not in _DOCUMENTS or _DOCUMENTS[pk].saved != at]
+        model = queryset.model
         for start in range(0, len(stale), READ_BATCH):
-            rows = (
-                queryset.model.objects.filter(pk__in=stale[start : start + READ_BATCH])
-                .annotate(answer_part=Substr("answer", 1, ANSWER_READ))
-                .values_list(
-                    "pk", "updated_at", "title", "concepts", "slug", "prompt", "answer_part"
-                )
+            rows = model.objects.filter(pk__in=stale[start : start + READ_BATCH]).values_list(
+                "pk", "updated_at", "bm25_words"
             )
+            read = {}
+            unread = []
+            for pk, at, stored in rows:
+                counts = _stored_counts(stored)
+                if counts is None:
+                    unread.append(pk)
+                else:
+                    read[pk] = (at, counts)
+            if unread:
+                read.update(_read_text(model, unread))
             with _READ_LOCK:
-                for pk, at, *fields in rows:
-                    _DOCUMENTS[pk] = _document(at, *fields)
+                for pk, (at, counts) in read.items():
+                    _DOCUMENTS[pk] = _document(at, counts)
         pks = [pk for pk, _ in saved if pk in _DOCUMENTS]
         with _READ_LOCK:
             found = build(pks, [_DOCUMENTS[pk] for pk in pks])

@@ -56,19 +56,24 @@ def test_search_finds_the_learners_question_in_the_real_bank(bank_slugs):
         # loss in old age", "learning rate of a student" and, since bank v3 (26 questions more),
         # a third.
         ("held-out", 0.98, 0.95, 0.97, 3),
-        # Written later by someone who had not read the search code; tuning looked at it. Two
-        # off-topic queries find questions: "nvidia stock price forecast" (nvidia is a name the
-        # bank uses) and, since bank v3's last nine questions (rope-scaling-long-context),
-        # "how to pay attention in long meetings".
-        ("dev", 0.99, 0.92, 0.95, 2),
+        # Written later by someone who had not read the search code; tuning looked at it. One
+        # off-topic query finds questions: "how to pay attention in long meetings" (since bank
+        # v3's rope-scaling-long-context).
+        ("dev", 0.99, 0.92, 0.95, 1),
         # Written with dev and never looked at while tuning: the honest figures.
         ("sealed", 0.97, 0.88, 0.92, 0),
         # Issue 30's dev set (paraphrases, symptoms, slips, pasted questions, everyday off-topic
         # phrases), written before the fusion was tuned on it.
         ("dev-v3", 0.93, 0.72, 0.81, 0),
+        # Issue 30's second dev set (more symptoms, paraphrases of questions dev-v3 leaves out,
+        # everyday phrases sharing a bank word), written before the off-topic score was fitted on
+        # it. Fused: 94.8% top-5; three everyday phrases find questions ("model trains for the
+        # living room", "how to pay attention in class", "the expert witness fee in court").
+        ("dev-v4", 0.93, 0.72, 0.82, 3),
         # Issue 30's: the same styles, by a reviewer who read neither the code nor the other
-        # sets; never tuned on. Fused: 88.8% top-5 (full text alone 70.6%).
-        ("held-out-v3", 0.87, 0.70, 0.77, 2),
+        # sets; never tuned on. Fused: 89.4% top-5 (full text alone 70.6%), 2 of 40 off-topic
+        # queries find questions.
+        ("held-out-v3", 0.88, 0.72, 0.79, 2),
     ],
 )
 def test_search_generalises_to_phrasings_written_apart(
