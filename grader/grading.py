@@ -81,6 +81,7 @@ class Grader:
         self.prespawn = prespawn and kind == "gpu"
         self._cache: OrderedDict[str, verdict.Reference] = OrderedDict()
         self._wrong_cache: OrderedDict[str, list[report.Step]] = OrderedDict()
+        self._wrong_timeouts: dict[str, int] = {}  # runs of a wrong solution that timed out
         self._spare: Run | None = None
         self.seeds = SeedRotation()
         # Whether this slot's runs use a CUDA device, and what the runs said about it.
@@ -220,7 +221,17 @@ class Grader:
         outcome = self._run(payload, job)
         run = report.read(outcome.frames, step_kind="check", count=len(job["checks"]))
         steps = [] if outcome.malformed or run.malformed else run.steps
+        if outcome.timed_out or outcome.out_of_memory:
+            # Partial, and maybe only because the machine was busy: no match from it now, and
+            # not cached on a first time-out, so the next failing submission on this seed runs
+            # it again rather than going without a diagnosis for the seed's every grade. A
+            # wrong solution that times out again is cached as giving nothing to match.
+            self._wrong_timeouts[key] = self._wrong_timeouts.get(key, 0) + 1
+            if self._wrong_timeouts[key] < 2:
+                return []
+            steps = []
         self._wrong_cache[key] = steps
+        self._wrong_timeouts.pop(key, None)
         if len(self._wrong_cache) > _CACHE_SIZE * 4:
             self._wrong_cache.popitem(last=False)
         return steps
