@@ -7,7 +7,7 @@ ValueError, and the zygote validates again because it trusts nothing it did not 
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from grader.limits import (
@@ -71,15 +71,23 @@ _OPERATORS = {
 }  # fmt: skip
 
 
-def pure_check_problems(code: str, expressions: list[str]) -> list[str]:
-    """What in a check's code or compare expressions compares or tests, e.g. "torch.equal()"."""
-    problems: list[str] = []
+def _check_trees(code: str, expressions: list[str]) -> Iterator[tuple[str, ast.AST | str]]:
+    """(mode, syntax tree) of a check's code ("exec") and of each compare expression ("eval"),
+    or (mode, the exception's name) where one does not parse."""
     sources = [(code, "exec")] + [(expression, "eval") for expression in expressions]
     for source, mode in sources:
         try:
-            tree = ast.parse(source, mode=mode)
+            yield mode, ast.parse(source, mode=mode)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as error:
-            problems.append(f"code that does not parse ({type(error).__name__})")
+            yield mode, type(error).__name__
+
+
+def pure_check_problems(code: str, expressions: list[str]) -> list[str]:
+    """What in a check's code or compare expressions compares or tests, e.g. "torch.equal()"."""
+    problems: list[str] = []
+    for _, tree in _check_trees(code, expressions):
+        if isinstance(tree, str):
+            problems.append(f"code that does not parse ({tree})")
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Compare):
@@ -102,11 +110,8 @@ _KEY_METHODS = {"get", "pop", "setdefault", "add", "discard", "remove"}
 def address_problems(code: str, expressions: list[str]) -> list[str]:
     """Each ``id()`` in a check used as a value rather than as a lookup key, e.g. "line 3"."""
     problems: list[str] = []
-    sources = [(code, "exec")] + [(expression, "eval") for expression in expressions]
-    for source, mode in sources:
-        try:
-            tree = ast.parse(source, mode=mode)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+    for mode, tree in _check_trees(code, expressions):
+        if isinstance(tree, str):
             continue  # pure_check_problems names it
         parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
         for node in ast.walk(tree):
