@@ -109,8 +109,9 @@ class Submission(models.Model):
     # Queued but not yet sent to the broker: its learner has GRADER_USER_IN_FLIGHT others in
     # flight on this queue (services/dispatch.py). It has no deadline until it is sent.
     held = models.BooleanField(default=False)
-    # Sent in the heavy lane: its learner had a backlog or ran much code lately, and such learners
-    # together have at most GRADER_HEAVY_IN_FLIGHT in flight per queue (services/dispatch.py).
+    # Sent in (or waiting for) the heavy lane: its learner ran much code lately, or mostly code that
+    # ran out of time, and such learners together have at most GRADER_HEAVY_IN_FLIGHT in flight
+    # per queue (services/dispatch.py).
     heavy = models.BooleanField(default=False)
     # The client's Idempotency-Key header: a POST retried after a lost answer (a 503, a reset
     # connection) finds the submission it made instead of making a second one.
