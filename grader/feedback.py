@@ -127,6 +127,32 @@ def property_of(want: Any, got: Any) -> str:
     return "value"
 
 
+def narrow(
+    want: Any, got: Any, *, rtol: float | None, atol: float | None, depth: int = 8
+) -> tuple[str, Any, Any]:
+    """The first part of one case's output that differs, and where it is ("[1]['loss']", "" for
+    the whole): an output of several values (a loss and its gradients) is shown by the one that
+    differs, not cut off by "..." before it."""
+    path = ""
+    for _ in range(depth):
+        if type(want) is not type(got):
+            break
+        if type(want) in (list, tuple) and len(want) == len(got):
+            keys: list[Any] = list(range(len(want)))
+        elif type(want) is dict and want.keys() == got.keys():
+            keys = list(want)
+        else:
+            break
+        for key in keys:
+            if compare.difference(want[key], got[key], rtol=rtol, atol=atol, reveal=False):
+                path += f"[{compare.short_repr(key, 40)}]"
+                want, got = want[key], got[key]
+                break
+        else:
+            break
+    return path, want, got
+
+
 def counterexample(
     check: dict[str, Any],
     want: list[Any],
@@ -152,11 +178,13 @@ def counterexample(
     detail = compare.difference(
         one_want, one_got, rtol=check["rtol"], atol=check["atol"], reveal=False
     )
+    at, one_want, one_got = narrow(one_want, one_got, rtol=check["rtol"], atol=check["atol"])
     return {
         "family": family,
         "size": size,
         "where": family_words(family),
         "input": None if given is None else shown(given),
+        "at": at,
         "expected": shown(one_want),
         "got": shown(one_got),
         "property": property_of(one_want, one_got),

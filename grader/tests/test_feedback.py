@@ -224,3 +224,23 @@ def test_two_known_mistakes_that_behave_alike_name_neither(pool):
     also_adds = "def double(x):\n    return 2 + x\n"
     result = diagnose(pool, ADDS_TWO, {"adds_two": ADDS_TWO, "also": also_adds})
     assert result["status"] == "failed" and result["diagnosis"] is None
+
+
+def test_a_case_with_several_outputs_shows_the_part_that_differs(pool):
+    # A loss and its gradients: the loss matches, the gradient does not. Shown whole, the
+    # differing value is cut off after the equal ones ("..."), and expected reads like got.
+    reference = """
+    import torch
+    def f(x):
+        return [x.sum(), [x * 0, x * 2]]
+    """
+    wrong = reference.replace("x * 2", "x * 3")
+    checks = [{"name": "g", "code": "outs = gen.each(gen.floats((2, 3)), f)", "compare": "outs"}]
+    example = pool.grade(job_for(wrong, reference, checks))["checks"][0]["counterexample"]
+    assert example["at"] == "[1][1]"
+    assert example["expected"] != example["got"]
+    assert example["expected"].startswith("tensor(") and example["property"] == "value"
+    # Containers that differ in length are shown whole.
+    longer = reference.replace("[x * 0, x * 2]", "[x * 0, x * 2, x]")
+    example = pool.grade(job_for(longer, reference, checks))["checks"][0]["counterexample"]
+    assert example["at"] == "[1]" and example["property"] == "length"

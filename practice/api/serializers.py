@@ -24,6 +24,12 @@ class CounterexampleSerializer(serializers.Serializer):
     input = serializers.CharField(
         required=False, allow_null=True, help_text="The input, shown; absent when too big."
     )
+    at = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        help_text="Where in that case's output the shown values are, e.g. [1] (blank: the "
+        "whole output).",
+    )
     expected = serializers.CharField()
     got = serializers.CharField()
     property = serializers.CharField(
@@ -31,6 +37,11 @@ class CounterexampleSerializer(serializers.Serializer):
         "non-finite values."
     )
     detail = serializers.CharField(required=False, allow_blank=True)
+    every_family = serializers.BooleanField(
+        required=False,
+        help_text="True when the code differs on every kind of generated input, so the smallest "
+        "case says nothing of where the mistake is.",
+    )
 
 
 class CheckResultSerializer(serializers.Serializer):

@@ -336,7 +336,7 @@ def _diagnosis(exercise: ExerciseVersion, found: Any) -> dict[str, str] | None:
     return {**notes, "confidence": "outputs"}
 
 
-_COUNTEREXAMPLE_TEXT = ("family", "where", "input", "expected", "got", "property", "detail")
+_COUNTEREXAMPLE_TEXT = ("family", "where", "input", "at", "expected", "got", "property", "detail")
 
 
 def _counterexample(found: Any) -> dict[str, Any]:
@@ -349,6 +349,8 @@ def _counterexample(found: Any) -> dict[str, Any]:
     }
     if isinstance(found.get("size"), int):
         kept["size"] = found["size"]
+    if isinstance(found.get("passing_families"), list):
+        kept["every_family"] = not found["passing_families"]
     return {"counterexample": kept} if "family" in kept and "expected" in kept else {}
 
 

@@ -203,6 +203,15 @@ def test_a_failing_generated_check_shows_the_smallest_input_where_the_code_diffe
     html = client.get(f"/submissions/{body['id']}/", headers={"HX-Request": "true"}).content
     assert b"Smallest generated input where your code differs" in html
     assert b"dtype=torch.float64)" in html
+    # Differing on every family, the smallest case is not presented as where the bug lies.
+    with django_capture_on_commit_callbacks(execute=True):
+        body = {"question": "variance", "code": "def variance(x):\n    raise ValueError('no')\n"}
+        response = api.post("/api/submissions/", body, format="json")
+    html = client.get(
+        f"/submissions/{response.json()['id']}/", headers={"HX-Request": "true"}
+    ).content
+    assert b"Your code differs on every kind of generated input; the smallest (" in html
+    assert b"Smallest generated input where your code differs" not in html
 
 
 def test_your_own_lines_run_after_your_code_and_show_what_they_print(
