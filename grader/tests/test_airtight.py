@@ -300,7 +300,7 @@ def test_an_output_that_tracks_gradients_where_the_reference_does_not_fails(pool
     result = pool.grade(job_for(leaky, reference, checks))
     assert result["status"] == "failed"
     assert (
-        "tracks gradients (requires_grad is True) where it should not"
+        "tracks gradients (requires_grad is True) where the expected result does not"
         in (result["checks"][0]["message"])
     )
 
