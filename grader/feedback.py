@@ -18,6 +18,7 @@ import torch
 from torch._tensor_str import printoptions
 
 from grader import compare
+from grader.gen import ORDINARY
 
 # The family of a generated case, in the learner's words: what the input is like. A table, never a
 # guess: a family missing here (a check's own, from gen.cases) is named as it is.
@@ -50,7 +51,6 @@ FAMILY_PROBLEM: dict[str, str] = {
     "ties": "a tie-breaking problem",
     "near-ties": "a tie-breaking or rounding problem",
 }
-ORDINARY = "ordinary"
 MAX_LINES = 8  # of one shown value
 MAX_LINE = 96  # characters of one shown line
 _PRECISION = {torch.float64: 10, torch.complex128: 10, torch.float32: 6, torch.complex64: 6}

@@ -226,6 +226,8 @@ class Grader:
             # not cached on a first time-out, so the next failing submission on this seed runs
             # it again rather than going without a diagnosis for the seed's every grade. A
             # wrong solution that times out again is cached as giving nothing to match.
+            if len(self._wrong_timeouts) > _CACHE_SIZE * 4:  # bounded like the cache
+                self._wrong_timeouts.clear()
             self._wrong_timeouts[key] = self._wrong_timeouts.get(key, 0) + 1
             if self._wrong_timeouts[key] < 2:
                 return []
