@@ -6,6 +6,8 @@ finding 8: end to end had run at 0.24-0.40 of the pool).
       Redis -> a Celery CPU worker as compose starts it -> verdict in PostgreSQL): verdicts/s from
       the first POST to the last verdict, with how many slots were busy on average and how many
       messages waited in Redis meanwhile (sampled every 100 ms);
+      and the CPU each part spent per verdict (read from /proc), which bounds what any scheduling
+      of the slots could reach on this machine's cores;
   (3) the fault run's mix: 200 submissions from 20 learners, one in ten sleeping past its time
       limit, posted at once: time to drain.
 
@@ -45,19 +47,89 @@ def load() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _procs() -> dict[int, tuple[int, str, float, float]]:
+    """pid -> (ppid, command name, own CPU seconds, reaped children's CPU seconds), from /proc."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # it exited meanwhile
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        own = (int(fields[11]) + int(fields[12])) / TICK
+        children = (int(fields[13]) + int(fields[14])) / TICK
+        found[int(entry.name)] = (int(fields[1]), name, own, children)
+    return found
+
+
+def cpu(root: int, database: str) -> dict[str, float]:
+    """CPU seconds used so far, by part: this process (the POSTs through Django, the sampler), the
+    worker process (Celery and Django: its threads), the sandbox (every process under the worker,
+    and those it reaped), PostgreSQL's backends for the bench's database still open at the end (the
+    learners' closed ones are not counted), and redis-server."""
+    procs = _procs()
+    under: set[int] = set()
+    frontier = {root}
+    while frontier:
+        frontier = {pid for pid, (ppid, *_) in procs.items() if ppid in frontier} - under
+        under |= frontier
+    times = os.times()
+    parts = {"bench process": times.user + times.system, "worker process": 0.0}
+    parts["sandbox"] = sum(procs[pid][2] + procs[pid][3] for pid in under)
+    parts["postgres"] = parts["redis"] = 0.0
+    if root in procs:
+        parts["sandbox"] += procs[root][3]
+        if root != os.getpid():  # else the pool's client is this process, counted above
+            parts["worker process"] = procs[root][2]
+    for pid, (_, name, own, _) in procs.items():
+        if name == "redis-server":
+            parts["redis"] += own
+        elif name == "postgres":
+            try:
+                command = (Path("/proc") / str(pid) / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if f" {database} ".encode() in command:
+                parts["postgres"] += own
+    return parts
+
+
+def cpu_per_verdict(before: dict[str, float], after: dict[str, float], count: int) -> str:
+    """CPU milliseconds per verdict by part, and the rate the machine's cores could give at most
+    if every part kept them all busy (the ceiling no scheduling of the slots can beat)."""
+    spent = {part: (after[part] - before[part]) * 1000 / count for part in after}
+    total = sum(spent.values())
+    listed = ", ".join(f"{part} {ms:.1f}" for part, ms in spent.items())
+    cores = os.cpu_count() or 1
+    ceiling = cores * 1000 / total if total else float("inf")
+    return (
+        f"CPU ms per verdict: {listed}; total {total:.1f} "
+        f"(all {cores} cores busy would give at most {ceiling:.1f}/s)"
+    )
+
+
 def pool_rate(python: str, slots: int, count: int) -> float:
     from grader import SandboxPool
 
     with SandboxPool(python, slots=slots) as pool:
         for _ in range(slots):
             pool.grade(JOB)  # the reference's outputs, cached per zygote
+        before = cpu(os.getpid(), "")
         t0 = time.perf_counter()
         with ThreadPoolExecutor(slots) as executor:
             results = list(executor.map(lambda _: pool.grade(JOB), range(count)))
         elapsed = time.perf_counter() - t0
+        used = cpu_per_verdict(before, cpu(os.getpid(), ""), count)
     assert all(r["status"] == "passed" for r in results), results[:1]
     rate = count / elapsed
     print(f"(1) sandbox pool, {slots} slots: {count} verdicts in {elapsed:.2f} s = {rate:.1f}/s")
+    print(f"   {used} (the bench process is the pool's client here)")
     return rate
 
 
@@ -88,6 +160,10 @@ def main() -> None:
     python = os.environ.get("GRADER_PYTHON", str(ROOT / ".venv-grader" / "bin" / "python"))
     count = args.users * args.each
     os.environ.update(SUBMISSIONS_WAITING_MAX=str(count), SUBMISSION_RATE="100000/min")
+    # Production shape, as compose runs the web and the worker: DEBUG off (no query log).
+    os.environ.setdefault("DEBUG", "0")
+    os.environ.setdefault("SECRET_KEY", "bench-" + os.urandom(24).hex())
+    os.environ.setdefault("EMAIL_BACKEND", "django.core.mail.backends.locmem.EmailBackend")
     name = _site(args, python)  # Django set up against a scratch database with one exercise
 
     import redis
@@ -114,7 +190,10 @@ def main() -> None:
 
     def post(username: str, code: str) -> int:
         response = clients[username].post(
-            "/api/submissions/", {"question": "scale", "code": code}, "application/json"
+            "/api/submissions/",
+            {"question": "scale", "code": code},
+            "application/json",
+            secure=True,  # DEBUG off redirects plain HTTP
         )
         assert response.status_code == 201, response.content
         return response.json()["id"]
@@ -166,7 +245,10 @@ def main() -> None:
         while unfinished(warm):  # the worker's zygotes start, and the reference is measured
             time.sleep(0.05)
         correct = {f"u{i}": [SOLUTION] * args.each for i in range(args.users)}
+        database = connection.settings_dict["NAME"]
+        before = cpu(worker.pid, database)
         elapsed, ids, (busy, waiting, posted) = burst(correct)
+        used = cpu_per_verdict(before, cpu(worker.pid, database), count)
         passed = Submission.objects.filter(pk__in=ids, status="passed").count()
         rate = count / elapsed
         print(
@@ -174,6 +256,7 @@ def main() -> None:
             f"{elapsed:.2f} s = {rate:.1f}/s; running rows {busy:.1f} of {slots} slots on "
             f"average, {waiting:.1f} messages waiting in Redis; the POSTs took {posted:.1f} s"
         )
+        print(f"   {used}")
         print(f"   {load()}")
         latency = [
             (s.finished_at - s.queued_at).total_seconds()

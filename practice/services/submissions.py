@@ -211,7 +211,7 @@ def _grading_start(*, submission_id: int, worker: str) -> tuple[Submission | Non
     with transaction.atomic():
         submission = (
             Submission.objects.select_for_update(of=("self",))
-            .select_related("question__exercise")
+            .select_related("question__exercise", "user")  # version_for reads user.is_staff
             .filter(pk=submission_id)
             .first()
         )
