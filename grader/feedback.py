@@ -159,9 +159,11 @@ def counterexample(
     got: list[Any],
     cases: list[tuple[str, int]],
     inputs: list[Any] | None,
+    drawn: list[bool] | None = None,
 ) -> dict[str, Any] | None:
     """The smallest case (by size, then order) on which ``got`` differs from ``want``, both one
-    output per case; with the families that fail and those that pass."""
+    output per case; with the families that fail and those that pass. ``also_drawn``: the case
+    used more random values than its input, drawn by the check itself (not shown)."""
     failing: list[int] = []
     for index, (one_want, one_got) in enumerate(zip(want, got, strict=True)):
         if compare.difference(
@@ -184,6 +186,7 @@ def counterexample(
         "size": size,
         "where": family_words(family),
         "input": None if given is None else shown(given),
+        "also_drawn": bool(drawn and drawn[smallest]),
         "at": at,
         "expected": shown(one_want),
         "got": shown(one_got),

@@ -81,6 +81,10 @@ class Gen:
         self.keep_inputs = keep_inputs
         self.inputs: list[Any] = []
         self._kept = 0
+        # Indexes (in ``log``) of the cases whose ``fn`` drew from this generator itself (a
+        # warm-up batch, a target, a model built under ``seeded()``): their kept input is not
+        # all the case used, and the learner is told so (reference runs only).
+        self.drawn: set[int] = set()
         # id of each list ``each`` returned -> (its first case's index in ``log``, the list):
         # which compare value holds which cases, told exactly rather than guessed from lengths.
         self._outputs: dict[int, tuple[int, list[Any]]] = {}
@@ -187,11 +191,14 @@ class Gen:
             if self.keep_inputs:
                 self.inputs.append(self._keep(case))
             args = case.value if type(case.value) is tuple else (case.value,)
+            state = self.rng.get_state() if self.keep_inputs else None
             try:
                 out.append(fn(*args))
             except Exception as error:
                 out.append(type(error).__name__)
                 raised.append((case.family, error))
+            if state is not None and not torch.equal(state, self.rng.get_state()):
+                self.drawn.add(len(self.log) - 1)
         if self.keep_inputs and raised and not expect_raises:
             family, first = raised[0]
             where = (

@@ -281,6 +281,7 @@ class Grader:
             cases=tuple(step.cases for step in run.steps),
             segments=tuple(step.segments for step in run.steps),
             inputs=tuple(step.inputs for step in run.steps),
+            drawn=tuple(step.drawn for step in run.steps),
         )
         self._cache[key] = reference
         if len(self._cache) > _CACHE_SIZE:

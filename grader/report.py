@@ -57,6 +57,9 @@ class Step:
     segments: list[tuple[int, int] | None] | None = None
     # A reference run's kept inputs, aligned with ``cases`` (None: too big to keep).
     inputs: list[Any] | None = None
+    # A reference run's cases whose function drew more from the check's generator (their kept
+    # input is not all they used), as indexes into ``cases``.
+    drawn: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -149,6 +152,7 @@ def _step(frame: dict[str, Any]) -> Step:
         step.cases = _cases(frame.get("cases"))
         step.segments = _segments(frame.get("segments"), len(step.values), len(step.cases or ()))
         step.inputs = _inputs(frame.get("inputs"), len(step.cases or ()))
+        step.drawn = _drawn(frame.get("drawn"), len(step.cases or ()))
     elif frame.get("kind") != "block":
         raise _Malformed("a check with neither values nor an error")
     return step
@@ -190,6 +194,15 @@ def _segments(raw: Any, compared: int, cases: int) -> list[tuple[int, int] | Non
         # Past MAX_LOGGED cases the log is cut: such a segment names no case.
         segments.append((start, length) if start >= 0 and start + length <= cases else None)
     return segments
+
+
+def _drawn(raw: Any, cases: int) -> frozenset[int]:
+    """Indexes of logged cases, each in range; anything else is no information (never a claim)."""
+    if type(raw) is not list or len(raw) > cases:
+        return frozenset()
+    if not all(type(i) is int and 0 <= i < cases for i in raw):
+        return frozenset()
+    return frozenset(raw)
 
 
 def _inputs(raw: Any, cases: int) -> list[Any] | None:

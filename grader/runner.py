@@ -236,6 +236,7 @@ def _run_check(
     if generator.keep_inputs and generator.inputs:
         kept = [_export(value) for value in generator.inputs[: gen.MAX_LOGGED]]
         generated["inputs"] = [None if values.unsupported(v) else v for v in kept]
+        generated["drawn"] = sorted(i for i in generator.drawn if i < gen.MAX_LOGGED)
     return results, generated
 
 

@@ -30,6 +30,8 @@ class Reference:
     # Per check, which compare values hold which cases, and the small cases' inputs (issue 27).
     segments: tuple[list[tuple[int, int] | None] | None, ...] = ()
     inputs: tuple[list[Any] | None, ...] = ()
+    # Per check, the cases whose function drew more from the check's generator than the input.
+    drawn: tuple[frozenset[int], ...] = ()
 
     def generated(self, index: int) -> Generated | None:
         """What check ``index`` generated, as the reference ran it, or None."""
@@ -38,7 +40,8 @@ class Reference:
             return None
         segments = self.segments[index] if index < len(self.segments) else None
         inputs = self.inputs[index] if index < len(self.inputs) else None
-        return Generated(cases, segments, inputs)
+        drawn = self.drawn[index] if index < len(self.drawn) else frozenset()
+        return Generated(cases, segments, inputs, drawn)
 
 
 @dataclass(frozen=True)
@@ -46,8 +49,11 @@ class Generated:
     cases: list[tuple[str, int]]
     segments: list[tuple[int, int] | None] | None
     inputs: list[Any] | None
+    drawn: frozenset[int] = frozenset()
 
-    def of(self, position: int, want: Any) -> tuple[list[tuple[str, int]], list[Any] | None] | None:
+    def of(
+        self, position: int, want: Any
+    ) -> tuple[list[tuple[str, int]], list[Any] | None, list[bool]] | None:
         """The cases (and kept inputs) behind compare value ``position`` when it is one output
         per case: told by the run's segments, or, for a check with one gen.each call, by
         matching the whole log."""
@@ -62,7 +68,8 @@ class Generated:
         if len(want) != length:
             return None
         inputs = None if self.inputs is None else self.inputs[start : start + length]
-        return self.cases[start : start + length], inputs
+        drawn = [start + i in self.drawn for i in range(length)]
+        return self.cases[start : start + length], inputs, drawn
 
 
 def result(
@@ -195,8 +202,8 @@ def _counterexample(
     found = generated.of(position, want)
     if found is None or len(got) != len(want):
         return None
-    cases, inputs = found
-    return feedback.counterexample(check, want, got, cases, inputs)
+    cases, inputs, drawn = found
+    return feedback.counterexample(check, want, got, cases, inputs, drawn)
 
 
 def grade(

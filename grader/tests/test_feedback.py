@@ -244,3 +244,23 @@ def test_a_case_with_several_outputs_shows_the_part_that_differs(pool):
     longer = reference.replace("[x * 0, x * 2]", "[x * 0, x * 2, x]")
     example = pool.grade(job_for(longer, reference, checks))["checks"][0]["counterexample"]
     assert example["at"] == "[1]" and example["property"] == "length"
+
+
+def test_a_case_whose_check_draws_more_than_its_input_says_so(pool):
+    # The check feeds a warm-up batch it draws itself before the case's input: the input shown
+    # is not all the case used, and the counterexample must not present it as if it were.
+    reference = """
+    import torch
+    def running_sum(batches):
+        return sum(b.sum() for b in batches)
+    """
+    wrong = reference.replace("b.sum()", "b.abs().sum()")
+    warm = "outs = gen.each(gen.floats((2, 3)), lambda x: running_sum([gen.randn(2, 3), x]))"
+    alone = "outs = gen.each(gen.floats((2, 3)), lambda x: running_sum([x]))"
+    checks = [{"name": "warm", "code": warm, "compare": "outs"}]
+    example = pool.grade(job_for(wrong, reference, checks))["checks"][0]["counterexample"]
+    assert example["also_drawn"] is True
+    checks = [{"name": "alone", "code": alone, "compare": "outs"}]
+    example = pool.grade(job_for(wrong, reference, checks))["checks"][0]["counterexample"]
+    assert example["also_drawn"] is False
+    assert example["input"].startswith("tensor(")

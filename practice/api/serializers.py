@@ -42,6 +42,11 @@ class CounterexampleSerializer(serializers.Serializer):
         help_text="True when the code differs on every kind of generated input, so the smallest "
         "case says nothing of where the mistake is.",
     )
+    also_drawn = serializers.BooleanField(
+        required=False,
+        help_text="True when the case also used random values the check drew itself (a warm-up "
+        "batch, a target, a model's weights), which the input shown does not include.",
+    )
 
 
 class CheckResultSerializer(serializers.Serializer):

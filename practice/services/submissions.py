@@ -351,6 +351,8 @@ def _counterexample(found: Any) -> dict[str, Any]:
         kept["size"] = found["size"]
     if isinstance(found.get("passing_families"), list):
         kept["every_family"] = not found["passing_families"]
+    if found.get("also_drawn") is True:
+        kept["also_drawn"] = True
     return {"counterexample": kept} if "family" in kept and "expected" in kept else {}
 
 

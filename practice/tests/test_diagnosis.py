@@ -212,6 +212,40 @@ def test_a_failing_generated_check_shows_the_smallest_input_where_the_code_diffe
     ).content
     assert b"Your code differs on every kind of generated input; the smallest (" in html
     assert b"Smallest generated input where your code differs" not in html
+    assert example.get("also_drawn") is None and b"draws itself" not in html
+
+
+def test_a_case_that_used_values_drawn_by_the_check_says_the_input_is_not_all(
+    api, client, user, eager, django_capture_on_commit_callbacks
+):
+    from quizbank.tests.factories import ExerciseFactory, QuestionFactory
+
+    # A warm-up batch drawn inside the case: the input shown alone does not decide the output.
+    reference = "def total(batches):\n    return sum(b.sum() for b in batches)\n"
+    checks = [
+        {
+            "name": "after a warm-up batch",
+            "code": "outs = gen.each(gen.floats((2, 3)), lambda x: total([gen.randn(2, 3), x]))",
+            "compare": "outs",
+        }
+    ]
+    ExerciseFactory(
+        question=QuestionFactory(slug="total", kind="code"),
+        solution_code=reference,
+        checks=checks,
+        wrong_solutions={},
+    )
+    api.force_authenticate(user)
+    wrong = reference.replace("b.sum()", "b.abs().sum()")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api.post(
+            "/api/submissions/", {"question": "total", "code": wrong}, format="json"
+        )
+    body = api.get(f"/api/submissions/{response.json()['id']}/").json()
+    assert body["checks"][0]["counterexample"]["also_drawn"] is True
+    client.force_login(user)
+    html = client.get(f"/submissions/{body['id']}/", headers={"HX-Request": "true"}).content
+    assert b"random values that the check draws itself (not shown)" in html
 
 
 def test_your_own_lines_run_after_your_code_and_show_what_they_print(
