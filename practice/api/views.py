@@ -117,9 +117,17 @@ class SubmissionViewSet(
                     {"Idempotency-Key": "This key was already used for another submission."}
                 )
             return Response(SubmissionSerializer(submission).data, status=status.HTTP_200_OK)
-        # Without a broker the verdict is already there; with one this is the queued row.
-        submission.refresh_from_db()
+        # Without a broker the verdict is already there; with one this is the queued row. Its
+        # learner and question cannot have changed: their cached rows are kept (a query less).
+        submission.refresh_from_db(fields=_REFRESHED)
         return Response(SubmissionSerializer(submission).data, status=status.HTTP_201_CREATED)
+
+
+_REFRESHED = [
+    f.attname
+    for f in Submission._meta.concrete_fields
+    if f.attname not in ("user_id", "question_id")
+]
 
 
 class ProgressViewSet(viewsets.ViewSet):
