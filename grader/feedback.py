@@ -64,8 +64,33 @@ def _is_exception_name(value: Any) -> bool:
     return type(value) is str and _EXCEPTION_NAME.fullmatch(value) is not None
 
 
-def family_words(family: str) -> str:
+# The words of the families that speak of a tensor's dimensions or strides, for a case whose input
+# holds no tensor (a dict of word counts, a string, plain numbers): only what is true of any input.
+PLAIN_WORDS: dict[str, str] = {
+    "empty": "the input is empty",
+    "single": "the input is as small as it can be (a single item)",
+    "non-contiguous": "the case family is 'non-contiguous'",
+    "expanded": "the case family is 'expanded'",
+}
+
+
+def family_words(family: str, *, tensors: bool = True) -> str:
+    """The family in plain words; ``tensors=False`` when the case's input holds no tensor."""
+    if not tensors and family in PLAIN_WORDS:
+        return PLAIN_WORDS[family]
     return FAMILY_WORDS.get(family, f"the case family is {family!r}")
+
+
+def _holds_tensor(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, torch.Tensor):
+        return True
+    if depth > 8:
+        return False
+    if isinstance(value, (list, tuple)):
+        return any(_holds_tensor(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_tensor(v, depth + 1) for v in value.values())
+    return False
 
 
 def shown(value: Any) -> str:
@@ -184,7 +209,7 @@ def counterexample(
     return {
         "family": family,
         "size": size,
-        "where": family_words(family),
+        "where": family_words(family, tensors=given is None or _holds_tensor(given)),
         "input": None if given is None else shown(given),
         "also_drawn": bool(drawn and drawn[smallest]),
         "at": at,

@@ -264,3 +264,26 @@ def test_a_case_whose_check_draws_more_than_its_input_says_so(pool):
     example = pool.grade(job_for(wrong, reference, checks))["checks"][0]["counterexample"]
     assert example["also_drawn"] is False
     assert example["input"].startswith("tensor(")
+
+
+def test_a_case_without_a_tensor_is_not_described_by_dimensions(pool):
+    # A word-count dict in the "empty" family: "a dimension of size 0" would be false of it.
+    reference = "def total(counts):\n    return sum(counts.values())\n"
+    wrong = "def total(counts):\n    return max(counts.values())\n"
+    make = (
+        "def make(family, g):\n"
+        "    n = {'empty': 0, 'single': 1}.get(family, 3)\n"
+        "    return {f'w{i}': int(g.randint(1, 9)) for i in range(n)}\n"
+    )
+    checks = [
+        {
+            "name": "counts",
+            "code": make
+            + "outs = gen.each(gen.cases(make, ['empty', 'single', 'ordinary']), total)",
+            "compare": "outs",
+        }
+    ]
+    example = pool.grade(job_for(wrong, reference, checks))["checks"][0]["counterexample"]
+    assert example["family"] == "empty"
+    assert example["where"] == "the input is empty"
+    assert example["input"] == "{}"
