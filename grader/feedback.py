@@ -51,7 +51,8 @@ FAMILY_PROBLEM: dict[str, str] = {
     "ties": "a tie-breaking problem",
     "near-ties": "a tie-breaking or rounding problem",
 }
-MAX_LINES = 8  # of one shown value
+MAX_LINES = 8  # of one shown value (twice that for a case's arguments together)
+MAX_ARGUMENTS = 8  # of a case's input shown
 MAX_LINE = 96  # characters of one shown line
 _PRECISION = {torch.float64: 10, torch.complex128: 10, torch.float32: 6, torch.complex64: 6}
 
@@ -97,9 +98,15 @@ def shown(value: Any) -> str:
     """A bounded, multi-line text of ``value`` whose indentation survives: at most MAX_LINES lines
     of at most MAX_LINE characters, cut at line ends; tensors printed with enough digits for their
     dtype to show a float32 rounding in a float64 value."""
+    limit, note = MAX_LINES, None
     if type(value) is tuple and len(value) > 1:
-        parts = [shown(item) for item in value[:4]]
+        # Every argument, each bounded: one left out silently would make the case look like
+        # another (the learner would check the call without it).
+        parts = [shown(item) for item in value[:MAX_ARGUMENTS]]
         text = "\n".join(f"argument {i + 1}: {part}" for i, part in enumerate(parts))
+        limit = 2 * MAX_LINES
+        if len(value) > MAX_ARGUMENTS:
+            note = f"({len(value) - MAX_ARGUMENTS} more arguments not shown)"
     elif type(value) is tuple and value:
         text = shown(value[0])
     elif type(value) is torch.Tensor and math.prod(min(n, 6) for n in value.shape) <= 512:
@@ -114,8 +121,10 @@ def shown(value: Any) -> str:
         text = compare.short_repr(value, MAX_LINES * MAX_LINE)
     lines = text.splitlines()
     cut = [line if len(line) <= MAX_LINE else line[: MAX_LINE - 3] + "..." for line in lines]
-    if len(cut) > MAX_LINES:
-        cut = [*cut[: MAX_LINES - 1], "..."]
+    if len(cut) > limit:
+        cut = [*cut[: limit - 1], "..."]
+    if note:
+        cut = [*cut[: limit - 1], note]
     return "\n".join(cut)
 
 

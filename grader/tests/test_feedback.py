@@ -287,3 +287,21 @@ def test_a_case_without_a_tensor_is_not_described_by_dimensions(pool):
     assert example["family"] == "empty"
     assert example["where"] == "the input is empty"
     assert example["input"] == "{}"
+
+
+def test_every_argument_of_a_case_is_shown_or_said_to_be_left_out(pool):
+    # The fifth argument decides the output here: a case shown without it would mislead.
+    def job(n: int, code: str) -> dict:
+        make = f"def make(family, g):\n    return tuple(g.randn(2) for _ in range({n}))\n"
+        check = make + "outs = gen.each(gen.cases(make, ['ordinary']), f)"
+        return job_for(
+            code,
+            "def f(*xs):\n    return xs[-1]\n",
+            [{"name": "f", "code": check, "compare": "outs"}],
+        )
+
+    example = pool.grade(job(5, "def f(*xs):\n    return xs[0]\n"))["checks"][0]["counterexample"]
+    assert "argument 5: tensor([" in example["input"]
+    example = pool.grade(job(11, "def f(*xs):\n    return xs[0]\n"))["checks"][0]["counterexample"]
+    lines = example["input"].splitlines()
+    assert lines[-1] == "(3 more arguments not shown)" and len(lines) <= 16
