@@ -191,14 +191,23 @@ class Gen:
             if self.keep_inputs:
                 self.inputs.append(self._keep(case))
             args = case.value if type(case.value) is tuple else (case.value,)
-            state = self.rng.get_state() if self.keep_inputs else None
+            # What ``fn`` draws (gen.grads' upstream gradients, a warm-up batch) comes from a
+            # stream of the case's own, seeded from the check's: code that raises before a draw,
+            # or draws more, cannot shift the later cases' values away from the reference's
+            # (their differences would be the stream's, not the code's).
+            case_seed = int(torch.randint(0, 2**62, (), generator=self.rng))
+            resume = self.rng.get_state()
+            self.rng.manual_seed(case_seed)
+            start = self.rng.get_state() if self.keep_inputs else None
             try:
                 out.append(fn(*args))
             except Exception as error:
                 out.append(type(error).__name__)
                 raised.append((case.family, error))
-            if state is not None and not torch.equal(state, self.rng.get_state()):
-                self.drawn.add(len(self.log) - 1)
+            finally:
+                if start is not None and not torch.equal(start, self.rng.get_state()):
+                    self.drawn.add(len(self.log) - 1)
+                self.rng.set_state(resume)
         if self.keep_inputs and raised and not expect_raises:
             family, first = raised[0]
             where = (

@@ -305,3 +305,18 @@ def test_every_argument_of_a_case_is_shown_or_said_to_be_left_out(pool):
     example = pool.grade(job(11, "def f(*xs):\n    return xs[0]\n"))["checks"][0]["counterexample"]
     lines = example["input"].splitlines()
     assert lines[-1] == "(3 more arguments not shown)" and len(lines) <= 16
+
+
+def test_a_case_that_raises_before_drawing_does_not_shift_the_later_cases(pool):
+    # gen.grads draws the upstream gradient after the forward: a forward that raises on the
+    # empty case skips that draw. The later cases must still see the reference's gradients, so
+    # only the empty family fails, never the ones the code gets right.
+    reference = "def f(x):\n    return x * 2\n"
+    wrong = (
+        "def f(x):\n    if x.numel() == 0:\n        raise ValueError('empty')\n    return x * 2\n"
+    )
+    check = "outs = gen.each(gen.floats((2, 3)), lambda x: gen.grads(f, x.requires_grad_()))"
+    checks = [{"name": "grads", "code": check, "compare": "outs"}]
+    example = pool.grade(job_for(wrong, reference, checks))["checks"][0]["counterexample"]
+    assert example["failing_families"] == ["empty"]
+    assert "ordinary" in example["passing_families"]
