@@ -52,6 +52,7 @@ FAMILY_PROBLEM: dict[str, str] = {
     "near-ties": "a tie-breaking or rounding problem",
 }
 MAX_LINES = 8  # of one shown value
+MAX_ARGUMENTS = MAX_LINES - 1  # of one shown call; more are counted on the last line
 MAX_LINE = 96  # characters of one shown line
 _PRECISION = {torch.float64: 10, torch.complex128: 10, torch.float32: 6, torch.complex64: 6}
 
@@ -73,8 +74,12 @@ def shown(value: Any) -> str:
     of at most MAX_LINE characters, cut at line ends; tensors printed with enough digits for their
     dtype to show a float32 rounding in a float64 value."""
     if type(value) is tuple and len(value) > 1:
-        parts = [shown(item) for item in value[:4]]
+        # Every argument is named, never only the first few: an argument cut off unsaid (a
+        # dilation after size, kernel, stride and padding) makes the shown call give another result.
+        parts = [shown(item) for item in value[:MAX_ARGUMENTS]]
         text = "\n".join(f"argument {i + 1}: {part}" for i, part in enumerate(parts))
+        if len(value) > MAX_ARGUMENTS:
+            text += f"\n... and {len(value) - MAX_ARGUMENTS} more arguments, not shown"
     elif type(value) is tuple and value:
         text = shown(value[0])
     elif type(value) is torch.Tensor and math.prod(min(n, 6) for n in value.shape) <= 512:
@@ -183,7 +188,9 @@ def counterexample(
     at, one_want, one_got = narrow(one_want, one_got, rtol=check["rtol"], atol=check["atol"])
     return {
         "family": family,
-        "size": size,
+        # gen's size counts a tensor's values: an input that holds no tensor (ints, a dict of
+        # counts, a string) has no such count, and "0 values" would misdescribe it.
+        "size": size if given is None or _holds_tensor(given) else None,
         "where": family_words(family),
         "input": None if given is None else shown(given),
         "also_drawn": bool(drawn and drawn[smallest]),
@@ -195,6 +202,16 @@ def counterexample(
         "failing_families": _unique(cases[i][0] for i in failing),
         "passing_families": _unique(passing),
     }
+
+
+def _holds_tensor(value: Any) -> bool:
+    if isinstance(value, torch.Tensor):
+        return True
+    if type(value) in (tuple, list):
+        return any(_holds_tensor(item) for item in value)
+    if type(value) is dict:
+        return any(_holds_tensor(item) for item in value.values())
+    return False
 
 
 def _unique(items: Any) -> list[str]:
