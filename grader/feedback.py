@@ -217,7 +217,9 @@ def counterexample(
     at, one_want, one_got = narrow(one_want, one_got, rtol=check["rtol"], atol=check["atol"])
     return {
         "family": family,
-        "size": size,
+        # gen's size counts a tensor's values: an input that holds no tensor (ints, a dict of
+        # counts, a string) has no such count, and "0 values" would misdescribe it.
+        "size": size if given is None or _holds_tensor(given) else None,
         "where": family_words(family, tensors=given is None or _holds_tensor(given)),
         "input": None if given is None else shown(given),
         "also_drawn": bool(drawn and drawn[smallest]),

@@ -320,3 +320,45 @@ def test_a_case_that_raises_before_drawing_does_not_shift_the_later_cases(pool):
     example = pool.grade(job_for(wrong, reference, checks))["checks"][0]["counterexample"]
     assert example["failing_families"] == ["empty"]
     assert "ordinary" in example["passing_families"]
+
+
+OUTPUT_SIZE = """
+def output_size(size, kernel, stride=1, padding=0, dilation=1):
+    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+"""
+# Ignores dilation: right for every call whose fifth argument is 1.
+OUTPUT_SIZE_NO_DILATION = OUTPUT_SIZE.replace("dilation * (kernel - 1)", "(kernel - 1)")
+
+
+def test_every_argument_of_a_call_is_shown_and_ints_are_not_counted_as_values(pool):
+    # The fifth argument decides the result as much as the first four: a call shown without it
+    # gives another result than the expected one. And ints hold no tensor values: "0 values"
+    # would misdescribe them, so the count is left out.
+    make = "lambda family, g: (8, 4, 2, 2, {'no-dilation': 1}.get(family, 3))"
+    checks = [
+        {
+            "name": "settings",
+            "code": f"outs = gen.each(gen.cases({make}, ['no-dilation', 'ordinary']), output_size)",
+            "compare": "outs",
+        }
+    ]
+    result = pool.grade(job_for(OUTPUT_SIZE_NO_DILATION, OUTPUT_SIZE, checks))
+    example = result["checks"][0]["counterexample"]
+    assert example["input"].splitlines() == [
+        "argument 1: 8",
+        "argument 2: 4",
+        "argument 3: 2",
+        "argument 4: 2",
+        "argument 5: 3",
+    ]
+    assert (example["expected"], example["got"]) == ("2", "5")
+    assert example["size"] is None and example["passing_families"] == ["no-dilation"]
+    # More arguments than are shown are counted on a last line, never dropped unsaid.
+    many = "(8, 4, 2, 2, 3) + (0,) * 7"
+    checks[0]["code"] = (
+        f"outs = gen.each(gen.cases(lambda family, g: {many}, ['ordinary']), "
+        "lambda *a: output_size(*a[:5]))"
+    )
+    example = pool.grade(job_for(OUTPUT_SIZE_NO_DILATION, OUTPUT_SIZE, checks))["checks"][0]
+    lines = example["counterexample"]["input"].splitlines()
+    assert lines[-2:] == ["argument 8: 0", "(4 more arguments not shown)"]
