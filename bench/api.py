@@ -260,6 +260,15 @@ def _embed(questions: list, rng: random.Random) -> None:
         v = vectors[q.title.rsplit(" (", 1)[0]] + noise.normal(0, 0.01, encoder.DIMENSIONS)
         q.embedding = (v / np.linalg.norm(v)).astype("<f2").tobytes()
         q.embedding_key = "bench"
+        # Its symptom passages (semantic.symptom_texts): as many as the real bank's questions hold
+        # (15 on average, 5 to 25), each the title's embedding with more noise.
+        count = int(noise.integers(5, 26))
+        passages = vectors[q.title.rsplit(" (", 1)[0]] + noise.normal(
+            0, 0.05, (count, encoder.DIMENSIONS)
+        )
+        passages /= np.linalg.norm(passages, axis=1, keepdims=True)
+        q.symptom_embeddings = passages.astype("<f2").tobytes()
+        q.symptom_key = "bench"
 
 
 def _admin_cursor(connections):  # a connection to the maintenance database

@@ -122,6 +122,12 @@ class Question(models.Model):
     # Its words and how often each counts for BM25 (quizbank/search/bm25.py), computed when it is
     # saved, so that a process builds the BM25 index without splitting every question into words.
     bm25_words = models.JSONField(null=True, editable=False)
+    # The embeddings of the passages that say what goes wrong (why it is asked, hints, common
+    # mistakes, wrong solutions' misconceptions: semantic.symptom_texts), 384 float16 each, one
+    # after another, and the hash of those passages. Null until computed: a save clears them, as
+    # the hints and the exercise they are read from are saved after the question.
+    symptom_embeddings = models.BinaryField(null=True, editable=False)
+    symptom_key = models.CharField(max_length=64, blank=True, default="", editable=False)
     # The hash of what load_bank last imported for this question (its canonical record): a row
     # whose content hashes otherwise was edited in the admin since, and load_bank keeps it.
     bank_digest = models.CharField(max_length=64, blank=True, default="", editable=False)
@@ -136,6 +142,8 @@ class Question(models.Model):
             "embedding",
             "embedding_key",
             "bm25_words",
+            "symptom_embeddings",
+            "symptom_key",
             "bank_digest",
             "bank_files_digest",
         ]
@@ -163,6 +171,13 @@ class Question(models.Model):
             bm25.refresh(self)
             if fields is not None:
                 kwargs["update_fields"] = {*fields, "embedding", "embedding_key", "bm25_words"}
+        fields = kwargs.get("update_fields")
+        if fields is None or {"why_asked", "answer"} & set(fields):
+            from .search import semantic
+
+            semantic.forget_symptoms(self)
+            if fields is not None:
+                kwargs["update_fields"] = {*fields, "symptom_embeddings", "symptom_key"}
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:

@@ -1,11 +1,13 @@
-"""Signals only clear caches (house style): any write to the bank forgets what was cached of it."""
+"""Signals only clear caches (house style): any write to the bank forgets what was cached of it,
+and a write to a question's hints or exercise forgets the embeddings of its symptom passages read
+from them (quizbank/search/semantic.py: the next search or load_bank computes them again)."""
 
 from typing import Any
 
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
 from .caching import bank_changed
-from .models import Application, Question, Topic
+from .models import Application, Exercise, Hint, Question, Topic
 
 
 def _bank_changed(sender: Any, **kwargs: Any) -> None:
@@ -13,7 +15,22 @@ def _bank_changed(sender: Any, **kwargs: Any) -> None:
         bank_changed()
 
 
+def _symptoms_changed(sender: Any, instance: Any, **kwargs: Any) -> None:
+    fields = kwargs.get("update_fields")
+    if sender is Exercise and fields is not None and "wrong_solutions" not in fields:
+        return
+    Question.objects.filter(pk=instance.question_id).update(symptom_embeddings=None, symptom_key="")
+    bank_changed()
+
+
 def connect() -> None:
+    for model in (Hint, Exercise):
+        post_save.connect(
+            _symptoms_changed, sender=model, dispatch_uid=f"symptoms-save-{model.__name__}"
+        )
+        post_delete.connect(
+            _symptoms_changed, sender=model, dispatch_uid=f"symptoms-delete-{model.__name__}"
+        )
     for model in (Question, Topic, Application):
         post_save.connect(_bank_changed, sender=model, dispatch_uid=f"bank-save-{model.__name__}")
         post_delete.connect(

@@ -333,7 +333,7 @@ def _load_unchanged(paths: list[Path]) -> LoadReport | None:
         current = digest(canonical(record_from_question(question), topic_order))
         edited = bool(question.bank_digest) and current != question.bank_digest
         (report.kept if edited else report.unchanged).append(question.slug)
-        if question.embedding_key != semantic.embedding_key(
+        if question.symptom_embeddings is None or question.embedding_key != semantic.embedding_key(
             semantic.embedding_text(
                 question.title, question.concepts, question.prompt, question.answer
             )

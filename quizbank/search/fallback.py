@@ -177,7 +177,11 @@ def _read(
     for term in terms:
         forms = [words_of(p) for p in term.phrases]
         forms = [f for f in forms if f]
-        if term.plain and not any(f and f[0] in head_words for f in forms):
+        if term.plain and not any(f[0] in head_words for f in forms):
+            # A form of a title word the light stem reads apart ("distilation", "distil":
+            # "distill"), as PostgreSQL's stemmer reads them alike.
+            forms += [[w] for f in forms for w in _extensions(f[0], head_words)]
+        if term.plain and not any(f[0] in head_words for f in forms):
             word = forms[0][0] if forms else ""
             if word not in prompt_words:
                 if answers is None:
@@ -205,6 +209,21 @@ def _read(
                         term.marks += [w for w in fixed if len(w) >= 4]
         read.append(forms)
     return read
+
+
+# A stem begins the title words it is a form of, this many letters short at most: a doubled
+# consonant or a dropped "e" ("distil": "distill"), not another word ("token": "tokeniz").
+MAX_EXTENSION = 2
+
+
+def _extensions(stem: str, head_words: set[str]) -> list[str]:
+    """The title words that `stem` (of a word no title, concept or slug holds) begins, a letter
+    or two short: the same word, by PostgreSQL's stem (quizbank_searchterm LIKE stem%)."""
+    if len(stem) < 4 or stem.isdigit():
+        return []
+    return sorted(
+        w for w in head_words if w.startswith(stem) and 0 < len(w) - len(stem) <= MAX_EXTENSION
+    )
 
 
 def _fix(typed: str, head_words: set[str]) -> list[str] | None:

@@ -9,11 +9,21 @@ admin, a test's factory) is encoded by the first search that reads it (`vectors`
 the embeddings of the questions the user may see once per bank version, as one matrix, and scores
 a query (embedded once, cached) against all of them with one product.
 
-`fuse` merges three rankings by reciprocal rank: the full-text ranker's (postgres.py or
+A learner describing a symptom ("my loss goes to nan after a few hundred steps") is often nearest
+not to what a question asks but to what goes wrong in it: why it is asked, its hints, its answer's
+common mistakes and its wrong solutions' misconceptions and corrections. Each of those passages is
+encoded on its own (`symptom_texts`; a question's few dozen at most), stored together
+(`Question.symptom_embeddings`), and a question's symptom score is its best passage's. They depend
+on the hints and the exercise, saved after the question, so a save clears them and `fill` (the end
+of load_bank) or the first search that reads the question computes them.
+
+`fuse` merges four rankings by reciprocal rank: the full-text ranker's (postgres.py or
 fallback.py: strict, exact names and slips first), BM25's (bm25.py: any of the words, no
-cut-off) and meaning's; and `answerable` answers nothing for a query that neither means anything
-the bank is about nor names anything it holds. Every figure below was set on the main, dev,
-dev-v3 and dev-v4 query sets (bench/search_quality.py), never on the held-out ones.
+cut-off), meaning's and the symptom passages'; and `answerable` answers nothing for a query that
+neither means anything the bank is about nor names anything it holds (read from the questions'
+own embeddings only: the passages, many and loosely worded, are near more everyday phrases).
+Every figure below was set on the main, dev, dev-v3 and dev-v4 query sets
+(bench/search_quality.py), never on the held-out ones.
 """
 
 from __future__ import annotations
@@ -21,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +60,17 @@ RRF_K = 3
 FULL_TEXT_WEIGHT = 1.0
 WORDS_WEIGHT = 1.0
 SEMANTIC_WEIGHT = 1.0
+# The symptom passages' ranking: it took the dev-v3 and dev-v4 sets' top-5 from 95.8% and 94.8%
+# to 97.5% and 96.6% on PostgreSQL (94.2% and 91.4% to 96.7% and 93.1% on SQLite); at half
+# weight, or at half weight where full text found something, or without why_asked, it found
+# fewer. It costs a few keyword queries their first place to a question whose mistakes name the
+# same thing (held-out top-1 97.6% to 92.9%).
+SYMPTOM_WEIGHT = 1.0
+# Which passages, and how they are read (a change re-encodes them at the next load_bank).
+SYMPTOM_RECIPE = "all-MiniLM-L6-v2/symptoms/1"
+# The most passages kept of one question (its first ones: why asked, hints, mistakes, wrong
+# solutions), so a question with many wrong solutions does not weigh more or cost much.
+MAX_SYMPTOMS = 40
 CANDIDATES = 20
 FUSED_SHARE = 0.3
 # Whether a query is about the bank (`answerable`): a linear score of what meaning and words say,
@@ -109,6 +130,56 @@ def embedding_key(text: str) -> str:
     return hashlib.sha256(f"{RECIPE}\n{text}".encode()).hexdigest()
 
 
+_MISTAKES = re.compile(r"^## Common mistakes[ \t]*$(.*?)(?=^## |\Z)", re.MULTILINE | re.DOTALL)
+_BULLET = re.compile(r"^\s*[-*] ", re.MULTILINE)
+
+
+def _plain(text: str) -> str:
+    return " ".join(_MARKDOWN.sub(" ", text).split())
+
+
+def symptom_texts(
+    why_asked: str, answer: str, hints: list[str], wrong_solutions: dict[str, str] | None
+) -> list[str]:
+    """The passages of a question that say what goes wrong, each encoded on its own: why it is
+    asked, each hint, each of the answer's common mistakes, and each wrong solution's
+    misconception with its correction."""
+    from ..bank.schema import wrong_solution_notes
+
+    passages = [why_asked, *hints]
+    mistakes = _MISTAKES.search(answer)
+    if mistakes:
+        passages += _BULLET.split(mistakes.group(1))
+    for _, code in sorted((wrong_solutions or {}).items()):
+        notes = wrong_solution_notes(code)
+        if notes:
+            passages.append(f"{notes['misconception']} {notes.get('correction', '')}")
+    texts = (_plain(p) for p in passages)
+    return list(dict.fromkeys(t for t in texts if t))[:MAX_SYMPTOMS]
+
+
+def symptom_key(texts: list[str]) -> str:
+    return hashlib.sha256("\n".join([SYMPTOM_RECIPE, *texts]).encode()).hexdigest()
+
+
+def question_symptom_texts(question: Any) -> list[str]:
+    """`symptom_texts` of a saved question (its hints and exercise read from the database)."""
+    hints = [h.text for h in sorted(question.hints.all(), key=lambda h: h.order)]
+    exercise = getattr(question, "exercise", None) if _has_exercise(question) else None
+    wrong = exercise.wrong_solutions if exercise is not None else None
+    return symptom_texts(question.why_asked, question.answer, hints, wrong)
+
+
+def _has_exercise(question: Any) -> bool:
+    from django.core.exceptions import ObjectDoesNotExist
+
+    try:
+        question.exercise  # noqa: B018 - the reverse one-to-one raises when there is none
+    except ObjectDoesNotExist:
+        return False
+    return True
+
+
 # Embeddings computed in this process, by key: a bank load encodes its questions in batches before
 # saving them one by one, and loading the same text again (tests, a second load) costs nothing.
 _MEMO: OrderedDict[str, bytes] = OrderedDict()
@@ -161,6 +232,14 @@ def refresh(question: Any) -> None:
     question.embedding_key = key if vector is not None else ""
 
 
+def forget_symptoms(question: Any) -> None:
+    """A save may change what the symptom passages are read from (why it is asked, the answer;
+    the hints and exercise are saved after it): they are computed again by `fill` or the first
+    search that reads the question."""
+    question.symptom_embeddings = None
+    question.symptom_key = ""
+
+
 @dataclass
 class Vectors:
     """The embeddings of the questions a user may see, one row each (those without one left
@@ -168,6 +247,9 @@ class Vectors:
 
     pks: list[int]
     matrix: np.ndarray
+    # The symptom passages (one row each) and the row of `pks` each belongs to, in order.
+    symptoms: np.ndarray | None = None
+    owners: np.ndarray | None = None
     _rows: dict[int, int] | None = None
 
     def rows(self) -> dict[int, int]:
@@ -185,6 +267,8 @@ class Similar:
 
     scores: np.ndarray
     vectors: Vectors
+    # Each question's best symptom passage's similarity (-1 where it has none), when read.
+    symptom_scores: np.ndarray | None = None
 
     @property
     def best(self) -> float:
@@ -195,16 +279,22 @@ class Similar:
         rows = self.vectors.rows()
         return [float(self.scores[rows[pk]]) for pk in pks if pk in rows]
 
-    def nearest(self, count: int) -> list[tuple[int, float]]:
-        """The `count` most similar questions, most similar first."""
+    def nearest(self, count: int, *, symptoms: bool = False) -> list[tuple[int, float]]:
+        """The `count` most similar questions, most similar first (by their best symptom
+        passage with `symptoms`: only questions that have one)."""
         import numpy as np
 
-        count = min(count, len(self.scores))
+        scores = self.scores
+        if symptoms:
+            if self.symptom_scores is None:
+                return []
+            scores = self.symptom_scores
+        count = min(count, int((scores > -1).sum()) if symptoms else len(scores))
         if not count:
             return []
-        chosen = np.argpartition(-self.scores, count - 1)[:count]
-        chosen = chosen[np.argsort(-self.scores[chosen], kind="stable")]
-        return [(self.vectors.pks[i], float(self.scores[i])) for i in chosen]
+        chosen = np.argpartition(-scores, count - 1)[:count]
+        chosen = chosen[np.argsort(-scores[chosen], kind="stable")]
+        return [(self.vectors.pks[i], float(scores[i])) for i in chosen]
 
 
 _READ: dict[tuple[str, str], Vectors] = {}
@@ -220,27 +310,79 @@ def vectors(queryset: QuerySet) -> Vectors:
     key = (bank_version(), str(queryset.values("pk").query))
     found = _READ.get(key)
     if found is None:
-        rows = list(queryset.order_by("pk").values_list("pk", "embedding"))
-        missing = [pk for pk, blob in rows if blob is None][:FILL_ON_SEARCH]
+        rows = list(queryset.order_by("pk").values_list("pk", "embedding", "symptom_embeddings"))
+        missing = [pk for pk, blob, _ in rows if blob is None][:FILL_ON_SEARCH]
         filled = _fill_missing(queryset.model, missing) if missing else {}
+        lacking = [pk for pk, _, blob in rows if blob is None][:FILL_ON_SEARCH]
+        symptoms_filled = _fill_symptoms(queryset.model, lacking) if lacking else {}
+        size = encoder_module.DIMENSIONS * 2
         pks = []
         blobs = []
-        for pk, blob in rows:
+        passages: list[list[bytes]] = []
+        for pk, blob, symptom_blob in rows:
             blob = filled.get(pk, blob)
-            if blob is not None and len(blob) == encoder_module.DIMENSIONS * 2:
+            if blob is not None and len(blob) == size:
+                symptom_blob = bytes(symptoms_filled.get(pk, symptom_blob) or b"")
+                if len(symptom_blob) % size:
+                    symptom_blob = b""
+                passages.append(
+                    [symptom_blob[i : i + size] for i in range(0, len(symptom_blob), size)]
+                )
                 pks.append(pk)
                 blobs.append(bytes(blob))
-        matrix = (
-            np.frombuffer(b"".join(blobs), dtype="<f2")
-            .reshape(len(pks), encoder_module.DIMENSIONS)
-            .astype(np.float32)
+        # A passage several questions share (a stock "why asked") tells none of them apart: with
+        # it, every one of them would rank alike for any query near it.
+        shared = Counter(p for held in passages for p in set(held))
+        symptom_blobs = []
+        owners = []
+        for row, held in enumerate(passages):
+            own = [p for p in held if shared[p] == 1]
+            symptom_blobs += own
+            owners += [row] * len(own)
+        found = Vectors(
+            pks,
+            _matrix(b"".join(blobs)),
+            _matrix(b"".join(symptom_blobs)),
+            np.array(owners, dtype=np.int64),
         )
-        found = Vectors(pks, matrix)
         with _READ_LOCK:
             while len(_READ) >= 4:
                 _READ.pop(next(iter(_READ)))
             _READ[key] = found
     return found
+
+
+def _matrix(blob: bytes) -> np.ndarray:
+    import numpy as np
+
+    vectors = np.frombuffer(blob, dtype="<f2").reshape(-1, encoder_module.DIMENSIONS)
+    return vectors.astype(np.float32)
+
+
+def _symptom_blob(texts: list[str]) -> bytes:
+    """The stored form of a question's symptom passages' embeddings: one row each."""
+    return b"".join(vector for vector in map(embed, texts) if vector is not None)
+
+
+def _fill_symptoms(model: Any, pks: list[int]) -> dict[int, bytes]:
+    """Encode and store the symptom passages of these questions (saved since they were read);
+    each is stored only if the question was not saved again meanwhile."""
+    questions = (
+        model.objects.filter(pk__in=pks).prefetch_related("hints").select_related("exercise")
+    )
+    read = [(q, question_symptom_texts(q)) for q in questions]
+    prime([t for _, texts in read for t in texts])
+    if encoder_module.encoder() is None:
+        return {}
+    filled = {}
+    for question, texts in read:
+        blob = _symptom_blob(texts)
+        stored = model.objects.filter(
+            pk=question.pk, updated_at=question.updated_at, symptom_embeddings__isnull=True
+        ).update(symptom_embeddings=blob, symptom_key=symptom_key(texts))
+        if stored:
+            filled[question.pk] = blob
+    return filled
 
 
 def _fill_missing(model: Any, pks: list[int]) -> dict[int, bytes]:
@@ -270,8 +412,19 @@ def similarities(queryset: QuerySet, text: str) -> Similar | None:
     model = encoder_module.encoder()
     if model is None:
         return None
+    import numpy as np
+
     found = vectors(queryset)
-    return Similar(found.matrix @ model.query(text), found)
+    query = model.query(text)
+    symptom_scores = None
+    if found.symptoms is not None and len(found.symptoms):
+        # Each question's best passage: passages are in question order, so each question's
+        # are one run of rows.
+        passages = found.symptoms @ query
+        symptom_scores = np.full(len(found.pks), -1.0, dtype=np.float32)
+        starts = np.flatnonzero(np.r_[True, found.owners[1:] != found.owners[:-1]])
+        symptom_scores[found.owners[starts]] = np.maximum.reduceat(passages, starts)
+    return Similar(found.matrix @ query, found, symptom_scores)
 
 
 def answerable(similar: Similar, full_text: list[int], words: list[int], terms: list[Term]) -> bool:
@@ -296,9 +449,9 @@ def answerable(similar: Similar, full_text: list[int], words: list[int], terms: 
 
 
 def fuse(full_text: list[int], words: list[int], similar: Similar, terms: list[Term]) -> list[int]:
-    """The full-text results, BM25's and the questions nearest in meaning, merged by reciprocal
-    rank; those that only BM25 or meaning found are cut off under FUSED_SHARE of the best fused
-    score."""
+    """The full-text results, BM25's, the questions nearest in meaning and those whose symptom
+    passages are, merged by reciprocal rank; those that only BM25 or meaning found are cut off
+    under FUSED_SHARE of the best fused score."""
     if not answerable(similar, full_text, words, terms):
         return []
     scores: dict[int, float] = {}
@@ -306,6 +459,10 @@ def fuse(full_text: list[int], words: list[int], similar: Similar, terms: list[T
         (full_text, FULL_TEXT_WEIGHT),
         (words, WORDS_WEIGHT),
         ([pk for pk, _ in similar.nearest(CANDIDATES)], SEMANTIC_WEIGHT),
+        (
+            [pk for pk, _ in similar.nearest(CANDIDATES, symptoms=True)],
+            SYMPTOM_WEIGHT,
+        ),
     )
     for ranking, weight in rankings:
         for rank, pk in enumerate(ranking, 1):
@@ -330,7 +487,8 @@ def semantic_only(similar: Similar) -> list[int]:
 
 def fill(queryset: QuerySet) -> int:
     """Compute the embeddings that `queryset`'s questions lack or computed from other text (the
-    encoder was missing when they were saved, or the recipe changed); how many were set."""
+    encoder was missing when they were saved, or the recipe changed), and their symptom passages'
+    (`fill_symptoms`); how many embeddings were set."""
     if encoder_module.encoder() is None:
         return 0
     rows = queryset.values_list("pk", "title", "concepts", "prompt", "answer", "embedding_key")
@@ -348,4 +506,28 @@ def fill(queryset: QuerySet) -> int:
         question.embedding_key = embedding_key(text)
         changed.append(question)
     model.objects.bulk_update(changed, ["embedding", "embedding_key"], batch_size=500)
+    fill_symptoms(queryset)
+    return len(changed)
+
+
+def fill_symptoms(queryset: QuerySet) -> int:
+    """Compute the symptom passages' embeddings that `queryset`'s questions lack or computed from
+    other passages (a hint or a wrong solution changed since); how many questions were set."""
+    if encoder_module.encoder() is None:
+        return 0
+    questions = queryset.prefetch_related("hints").select_related("exercise")
+    stale = []
+    for question in questions.order_by("pk"):
+        texts = question_symptom_texts(question)
+        if question.symptom_embeddings is None or symptom_key(texts) != question.symptom_key:
+            stale.append((question.pk, texts))
+    prime([t for _, texts in stale for t in texts])
+    model = queryset.model
+    changed = []
+    for pk, texts in stale:
+        question = model(pk=pk)
+        question.symptom_embeddings = _symptom_blob(texts)
+        question.symptom_key = symptom_key(texts)
+        changed.append(question)
+    model.objects.bulk_update(changed, ["symptom_embeddings", "symptom_key"], batch_size=200)
     return len(changed)

@@ -332,3 +332,20 @@ def test_terms_found_side_by_side_outrank_the_same_terms_apart(api):
     )
     # (Fused with BM25 and meaning, a third question may follow: one holding "weights".)
     assert top(api, "weight decay warmup")[:2] == ["b-together", "a-apart"]
+
+
+def test_a_slip_whose_stem_an_answer_uses_still_finds_the_title_word(api, settings):
+    # "distilation" reads as "distil" (fallback.py's light stem), which an answer uses as itself
+    # (British "distil"), so it is no slip to correct; but "distil" begins the title's "distill",
+    # a form of it, as PostgreSQL's stemmer reads both alike.
+    QuestionFactory(
+        slug="distillation",
+        title="Knowledge distillation loss",
+        prompt="Train a small student on a large teacher's soft targets.",
+        answer="The student learns to distil what the teacher knows from its temperature.",
+        primary_topic=TopicFactory(slug="compression"),
+    )
+    # The full-text ranker's own reading (on a bank this small, meaning alone would find it).
+    settings.SEARCH_SEMANTIC = "off"
+    assert top(api, "knowlege distilation")[:1] == ["distillation"]
+    assert top(api, "knowledge distilation")[:1] == ["distillation"]

@@ -13,7 +13,7 @@ from quizbank.models import Question
 from quizbank.search import encoder, semantic
 from quizbank.search.fallback import words_of
 
-from .factories import QuestionFactory, TopicFactory
+from .factories import ExerciseFactory, HintFactory, QuestionFactory, TopicFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -238,6 +238,100 @@ def test_a_bank_load_fills_embeddings_that_were_missing(bank, no_encoder):
     assert semantic.fill(Question.objects.all()) == 1
     question.refresh_from_db()
     assert len(question.embedding) == encoder.DIMENSIONS * 2
+
+
+WRONG_SOLUTION = '''"""Misconception: Weights that start equal learn to differ on their own.
+
+Correction: every unit of a layer started from the same constant gets the same gradient, so they
+stay identical copies of each other however long the network trains.
+
+Hint: What does each hidden unit compute at the first step?
+"""
+def init(layer):
+    layer.weight.data.fill_(0.5)
+'''
+
+
+def test_a_question_s_symptom_passages_are_read_from_its_hints_mistakes_and_wrong_solutions():
+    answer = (
+        "Start from small random values.\n\n## Common mistakes\n\n- Filling every weight with"
+        " `0.5`.\n- Reusing one seed\n  for every layer.\n\n## Follow-up questions\n\n- Why?"
+    )
+    texts = semantic.symptom_texts(
+        "It shows whether you know symmetry.", answer, ["Look at one unit."], {"a": WRONG_SOLUTION}
+    )
+    assert texts == [
+        "It shows whether you know symmetry.",
+        "Look at one unit.",
+        "Filling every weight with 0.5 .",
+        "Reusing one seed for every layer.",
+        "Weights that start equal learn to differ on their own. every unit of a layer started from"
+        " the same constant gets the same gradient, so they stay identical copies of each other"
+        " however long the network trains.",
+    ]
+
+
+def test_a_symptom_only_a_wrong_solution_tells_lifts_its_question(api, bank, monkeypatch):
+    # Nothing of the title, concepts, prompt or answer of "init" says that every unit gets the same
+    # gradient; its wrong solution's misconception and correction do.
+    topic = TopicFactory(slug="init")
+    init = QuestionFactory(
+        slug="init",
+        title="Initializing the weights of a layer",
+        prompt="Write `init(layer)` for a linear layer.",
+        concepts=["torch.nn.init", "nn.Linear.weight"],
+        answer="Draw the weights from a small random distribution scaled by the fan-in.",
+        primary_topic=topic,
+    )
+    ExerciseFactory(question=init, wrong_solutions={"constant": WRONG_SOLUTION})
+    QuestionFactory(
+        slug="hidden-size",
+        title="Choosing the number of hidden units of a layer",
+        prompt="How wide should a hidden layer be?",
+        concepts=["nn.Linear", "model capacity"],
+        answer="Wider layers fit more, at the cost of memory and overfitting.",
+        primary_topic=topic,
+    )
+    text = "every neuron in the layer gets the same gradient"
+    with_symptoms = top(api, text)
+    similar = semantic.similarities(Question.objects.all(), text)
+    assert similar is not None
+    assert similar.nearest(1, symptoms=True)[0][0] == init.pk
+    monkeypatch.setattr(semantic, "SYMPTOM_WEIGHT", 0.0)
+    without = top(api, text)
+    assert with_symptoms.index("init") < without.index("init")
+
+
+def test_a_save_clears_the_symptom_passages_and_the_first_search_stores_them(api, bank):
+    question = QuestionFactory(slug="clip", title=f"Clipping gradients ({uuid.uuid4().hex})")
+    HintFactory(question=question, order=1, text="Look at the norm before the step.")
+    assert Question.objects.get(pk=question.pk).symptom_embeddings is None
+    top(api, "clipping gradients")
+    question.refresh_from_db()
+    texts = semantic.question_symptom_texts(question)
+    assert texts == ["It shows understanding.", "Look at the norm before the step."]
+    assert len(question.symptom_embeddings) == len(texts) * encoder.DIMENSIONS * 2
+    assert question.symptom_key == semantic.symptom_key(texts)
+    stored = np.frombuffer(question.symptom_embeddings, dtype="<f2").reshape(len(texts), -1)
+    assert np.allclose(stored, encoder.encoder().encode(texts), atol=2e-3)
+    # A new hint (read after the question is saved) clears them; the next search reads it.
+    HintFactory(question=question, order=2, text="Clip after backward, before step.")
+    assert Question.objects.get(pk=question.pk).symptom_embeddings is None
+    top(api, "clipping gradients")
+    question.refresh_from_db()
+    assert len(question.symptom_embeddings) == 3 * encoder.DIMENSIONS * 2
+    # So does a save that may change why it is asked or the answer.
+    question.save(update_fields=["why_asked"])
+    assert Question.objects.get(pk=question.pk).symptom_embeddings is None
+
+
+def test_a_bank_load_fills_the_symptom_passages(bank):
+    Question.objects.update(symptom_embeddings=None, symptom_key="")
+    semantic.fill(Question.objects.all())
+    for question in Question.objects.all():
+        texts = semantic.question_symptom_texts(question)
+        assert question.symptom_key == semantic.symptom_key(texts)
+        assert len(question.symptom_embeddings) == len(texts) * encoder.DIMENSIONS * 2
 
 
 def _installed_dir():
