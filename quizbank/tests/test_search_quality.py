@@ -74,9 +74,13 @@ def test_search_finds_the_learners_question_in_the_real_bank(bank_slugs):
         # class", "the expert witness fee in court").
         ("dev-v4", 0.95, 0.76, 0.85, 3),
         # Issue 30's: the same styles, by a reviewer who read neither the code nor the other
-        # sets; never tuned on. Fused: 89.4% top-5 (full text alone 70.6%), 2 of 40 off-topic
-        # queries find questions.
-        ("held-out-v3", 0.88, 0.72, 0.79, 2),
+        # sets; never tuned on. Fused: 92.5% top-5 (89.4% before the symptom passages' ranking;
+        # full text alone 70.6%), 2 of 40 off-topic queries find questions.
+        ("held-out-v3", 0.90, 0.72, 0.79, 2),
+        # A second reviewer's set of the same styles with harder everyday off-topic phrases,
+        # never tuned on: fused 93.3% top-5 (88.7% top-1, MRR 0.907), 5 of 40 off-topic queries
+        # find questions.
+        ("held-out-v4", 0.92, 0.86, 0.88, 5),
     ],
 )
 def test_search_generalises_to_phrasings_written_apart(
