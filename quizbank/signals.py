@@ -31,11 +31,10 @@ def connect() -> None:
         post_delete.connect(
             _symptoms_changed, sender=model, dispatch_uid=f"symptoms-delete-{model.__name__}"
         )
-    for model in (Question, Topic, Application):
-        post_save.connect(_bank_changed, sender=model, dispatch_uid=f"bank-save-{model.__name__}")
-        post_delete.connect(
-            _bank_changed, sender=model, dispatch_uid=f"bank-delete-{model.__name__}"
-        )
+    for bank_model in (Question, Topic, Application):
+        name = bank_model.__name__
+        post_save.connect(_bank_changed, sender=bank_model, dispatch_uid=f"bank-save-{name}")
+        post_delete.connect(_bank_changed, sender=bank_model, dispatch_uid=f"bank-delete-{name}")
     for through in (Question.topics.through, Question.applications.through):
         m2m_changed.connect(
             _bank_changed, sender=through, dispatch_uid=f"bank-m2m-{through.__name__}"

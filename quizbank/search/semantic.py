@@ -417,7 +417,7 @@ def similarities(queryset: QuerySet, text: str) -> Similar | None:
     found = vectors(queryset)
     query = model.query(text)
     symptom_scores = None
-    if found.symptoms is not None and len(found.symptoms):
+    if found.symptoms is not None and found.owners is not None and len(found.symptoms):
         # Each question's best passage: passages are in question order, so each question's
         # are one run of rows.
         passages = found.symptoms @ query
