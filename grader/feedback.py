@@ -121,10 +121,11 @@ def shown(value: Any) -> str:
         text = compare.short_repr(value, MAX_LINES * MAX_LINE)
     lines = text.splitlines()
     cut = [line if len(line) <= MAX_LINE else line[: MAX_LINE - 3] + "..." for line in lines]
-    if len(cut) > limit:
+    if note:  # the count of arguments left out stays, after a "..." if lines were cut too
+        cut = cut[: limit - 1] if len(cut) < limit else [*cut[: limit - 2], "..."]
+        cut.append(note)
+    elif len(cut) > limit:
         cut = [*cut[: limit - 1], "..."]
-    if note:
-        cut = [*cut[: limit - 1], note]
     return "\n".join(cut)
 
 
