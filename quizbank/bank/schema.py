@@ -7,7 +7,6 @@ A *record* is one question as plain data: what `files.read_bank` builds from a f
 
 from __future__ import annotations
 
-import ast
 import re
 from typing import Any
 
@@ -15,6 +14,7 @@ from grader import limits
 from grader.jobs import JobError, mutant_waiver_problems, normalize_job
 
 from ..models import Question, QuickCheck
+from .notes import wrong_solution_notes
 
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 DIFFICULTIES = tuple(Question.Difficulty.values)
@@ -177,34 +177,6 @@ def check_errors(check: Any) -> Errors:
     if "seed" in check and check["seed"] != "per-run":
         errors.append(("seed", "the only seed setting is 'per-run'"))
     return errors
-
-
-# A `Correction:` line (what is true, issue 27) may follow the hint; it is split off so that it
-# never reads as part of the hint.
-_NOTE_RE = re.compile(r"^(Misconception|Hint|Correction):", re.MULTILINE)
-
-
-def wrong_solution_notes(code: str) -> dict[str, str] | None:
-    """The misconception and hint a wrong solution declares in its opening docstring
-    (`Misconception: ...` then `Hint: ...`, and `correction` when a `Correction: ...` follows),
-    or None when the misconception or the hint is missing or empty."""
-    try:
-        docstring = ast.get_docstring(ast.parse(code), clean=True)
-    except SyntaxError:
-        return None
-    if not docstring:
-        return None
-    parts = _NOTE_RE.split(docstring)
-    notes = {
-        label.lower(): " ".join(text.split())
-        for label, text in zip(parts[1::2], parts[2::2], strict=True)
-    }
-    if not notes.get("misconception") or not notes.get("hint"):
-        return None
-    found = {"misconception": notes["misconception"], "hint": notes["hint"]}
-    if notes.get("correction"):
-        found["correction"] = notes["correction"]
-    return found
 
 
 def exercise_errors(exercise: dict[str, Any]) -> Errors:

@@ -144,7 +144,7 @@ def symptom_texts(
     """The passages of a question that say what goes wrong, each encoded on its own: why it is
     asked, each hint, each of the answer's common mistakes, and each wrong solution's
     misconception with its correction."""
-    from ..bank.schema import wrong_solution_notes
+    from ..bank.notes import wrong_solution_notes
 
     passages = [why_asked, *hints]
     mistakes = _MISTAKES.search(answer)
