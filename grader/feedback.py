@@ -216,12 +216,13 @@ def counterexample(
         one_want, one_got, rtol=check["rtol"], atol=check["atol"], reveal=False
     )
     at, one_want, one_got = narrow(one_want, one_got, rtol=check["rtol"], atol=check["atol"])
+    tensors = given is None or _holds_tensor(given)
     return {
         "family": family,
         # gen's size counts a tensor's values: an input that holds no tensor (ints, a dict of
         # counts, a string) has no such count, and "0 values" would misdescribe it.
-        "size": size if given is None or _holds_tensor(given) else None,
-        "where": family_words(family, tensors=given is None or _holds_tensor(given)),
+        "size": size if tensors else None,
+        "where": family_words(family, tensors=tensors),
         "input": None if given is None else shown(given),
         "also_drawn": bool(drawn and drawn[smallest]),
         "at": at,

@@ -165,19 +165,10 @@ def symptom_key(texts: list[str]) -> str:
 def question_symptom_texts(question: Any) -> list[str]:
     """`symptom_texts` of a saved question (its hints and exercise read from the database)."""
     hints = [h.text for h in sorted(question.hints.all(), key=lambda h: h.order)]
-    exercise = getattr(question, "exercise", None) if _has_exercise(question) else None
+    # The reverse one-to-one's "does not exist" is an AttributeError too: getattr's default.
+    exercise = getattr(question, "exercise", None)
     wrong = exercise.wrong_solutions if exercise is not None else None
     return symptom_texts(question.why_asked, question.answer, hints, wrong)
-
-
-def _has_exercise(question: Any) -> bool:
-    from django.core.exceptions import ObjectDoesNotExist
-
-    try:
-        question.exercise  # noqa: B018 - the reverse one-to-one raises when there is none
-    except ObjectDoesNotExist:
-        return False
-    return True
 
 
 # Embeddings computed in this process, by key: a bank load encodes its questions in batches before
