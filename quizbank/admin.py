@@ -113,7 +113,7 @@ class YAMLField(forms.JSONField):
 
 
 def _yaml_formfield(db_field: Any, **kwargs: Any) -> forms.Field:
-    texts = db_field.name in ("concepts", "choices")
+    texts = db_field.name in ("concepts", "choices", "asked_as")
     return db_field.formfield(form_class=YAMLField, texts=texts, **kwargs)
 
 
@@ -378,6 +378,7 @@ class QuestionAdmin(YAMLFieldsMixin, SimpleHistoryAdmin):
             {"fields": ["difficulty", "kind", "primary_topic", "topics", "applications"]},
         ),
         ("Content", {"fields": ["prompt", "why_asked", "concepts", "answer"]}),
+        ("Search", {"fields": ["asked_as"]}),
         (
             "People and dates",
             {"fields": ["author", "reviewer", "created_at", "updated_at", "published_at"]},

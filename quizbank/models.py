@@ -92,6 +92,13 @@ class Question(models.Model):
     concepts = models.JSONField(
         default=list, help_text="The concepts tested, as a list of strings."
     )
+    asked_as = models.JSONField(
+        "asked as",
+        default=list,
+        blank=True,
+        help_text="How a learner would search for it in their own words, one line each "
+        "(search reads them beside the text).",
+    )
     difficulty = models.CharField(max_length=10, choices=Difficulty.choices)
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.CONCEPT)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
@@ -164,7 +171,9 @@ class Question(models.Model):
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         fields = kwargs.get("update_fields")
-        if fields is None or {"title", "concepts", "prompt", "answer", "slug"} & set(fields):
+        if fields is None or {"title", "concepts", "prompt", "answer", "slug", "asked_as"} & set(
+            fields
+        ):
             from .search import bm25, semantic
 
             semantic.refresh(self)
@@ -172,7 +181,7 @@ class Question(models.Model):
             if fields is not None:
                 kwargs["update_fields"] = {*fields, "embedding", "embedding_key", "bm25_words"}
         fields = kwargs.get("update_fields")
-        if fields is None or {"why_asked", "answer"} & set(fields):
+        if fields is None or {"why_asked", "answer", "asked_as"} & set(fields):
             from .search import semantic
 
             semantic.forget_symptoms(self)
@@ -189,6 +198,13 @@ class Question(models.Model):
             isinstance(c, str) for c in self.concepts
         ):
             raise ValidationError({"concepts": "Must be a list of strings."})
+        from .bank.schema import asked_as_errors
+
+        if not isinstance(self.asked_as, list):
+            raise ValidationError({"asked_as": "Must be a list of strings."})
+        problems = asked_as_errors(self.asked_as)
+        if problems:
+            raise ValidationError({"asked_as": [f"{at}: {reason}" for at, reason in problems]})
 
     def send_to_review(self) -> None:
         self.status = self.Status.REVIEW

@@ -35,7 +35,11 @@ QUESTION_KEYS = {
     "why_asked": str,
     "hints": list,
 }
-QUESTION_OPTIONAL_KEYS = {"quick_checks": list}
+QUESTION_OPTIONAL_KEYS = {"quick_checks": list, "asked_as": list}
+# How a learner would search for the question in their own words (search reads them beside its
+# text): a few short lines each.
+ASKED_AS_MAX = 12
+ASKED_AS_MAX_CHARS = 200
 EXERCISE_KEYS = {"queue": str, "checks": list}
 EXERCISE_OPTIONAL_KEYS = {
     "time_limit": (int, float),
@@ -101,6 +105,26 @@ def _string_list_errors(values: list[Any], field: str, minimum: int) -> Errors:
             )
         elif not isinstance(value, str) or not value.strip():
             errors.append((f"{field}[{i}]", "must be non-empty text"))
+    return errors
+
+
+def asked_as_errors(values: list[Any]) -> Errors:
+    """Errors of a question's `asked_as`: a few distinct one-line texts."""
+    errors = _string_list_errors(values, "asked_as", 0)
+    if errors:
+        return errors
+    if len(values) > ASKED_AS_MAX:
+        errors.append(("asked_as", f"at most {ASKED_AS_MAX} lines, not {len(values)}"))
+    seen: set[str] = set()
+    for i, value in enumerate(values):
+        if "\n" in value.strip():
+            errors.append((f"asked_as[{i}]", "must be one line"))
+        if len(value) > ASKED_AS_MAX_CHARS:
+            errors.append((f"asked_as[{i}]", f"must be at most {ASKED_AS_MAX_CHARS} characters"))
+        folded = " ".join(value.lower().split())
+        if folded in seen:
+            errors.append((f"asked_as[{i}]", "repeats an earlier line"))
+        seen.add(folded)
     return errors
 
 
@@ -340,6 +364,7 @@ def record_errors(record: dict[str, Any], *, topics: set[str], applications: set
             errors.append((q + "applications", f"unknown application {slug!r}"))
     errors += [(q + f, r) for f, r in _string_list_errors(meta["concepts"], "concepts", 0)]
     errors += [(q + f, r) for f, r in _string_list_errors(meta["hints"], "hints", 0)]
+    errors += [(q + f, r) for f, r in asked_as_errors(meta.get("asked_as") or [])]
     for i, check in enumerate(meta.get("quick_checks") or []):
         if not isinstance(check, dict):
             errors.append((f"{q}quick_checks[{i}]", "must be a mapping"))

@@ -116,6 +116,8 @@ def canonical(record: dict[str, Any], topic_order: dict[str, int]) -> dict[str, 
         "why_asked": meta["why_asked"],
         "hints": list(meta["hints"]),
     }
+    if meta.get("asked_as"):
+        question["asked_as"] = list(meta["asked_as"])
     if meta.get("quick_checks"):
         question["quick_checks"] = [_canonical_quick_check(c) for c in meta["quick_checks"]]
     out: dict[str, Any] = {
@@ -176,6 +178,8 @@ def record_from_question(question: Question) -> dict[str, Any]:
             for c in question.quick_checks.all()
         ],
     }
+    if question.asked_as:
+        meta["asked_as"] = list(question.asked_as)
     exercise = getattr(question, "exercise", None)
     record = {"slug": question.slug, "question": meta, "answer": question.answer, "exercise": None}
     if exercise is not None:
@@ -374,6 +378,7 @@ def _save_record(
     question.concepts = meta["concepts"]
     question.prompt = meta["prompt"]
     question.why_asked = meta["why_asked"]
+    question.asked_as = list(meta.get("asked_as") or [])
     question.answer = record["answer"]
     question.bank_digest = digest(record)
     if question.status == Question.Status.PUBLISHED and question.published_at is None:

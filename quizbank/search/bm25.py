@@ -6,8 +6,9 @@ that rule ("keep the backbone fixed and only train the classifier head"), so sem
 their results with this ranking, which scores every question holding any of the terms by how
 rare each term is and how often it stands there, and with the encoder's.
 
-A question is read as its title (counted three times), concepts (twice), slug, prompt and the
-first part of its answer's prose, as words by fallback.py's light stem, function words left out.
+A question is read as its title (counted three times), concepts (twice), slug, prompt, the
+first part of its answer's prose and the lines saying how a learner asks it (`asked_as`), as
+words by fallback.py's light stem, function words left out.
 A query is read as its terms (terms.py): each phrase of a term, the synonyms file's group
 included, and the slips the ranker corrected, so both rankers read the query alike.
 
@@ -42,12 +43,21 @@ if TYPE_CHECKING:
 
 # How a question's words are read (fields, weights, stems): a change here is a new recipe, and
 # the stored counts of another are read again from the question's text.
-RECIPE = "bm25/1"
+RECIPE = "bm25/2"
 K1 = 1.2
 B = 0.75
+# How a learner asks it (`Question.asked_as`): its words count as often as the prompt's.
+ASKED_AS_WEIGHT = 1
 # How often each field's words count, and how much of the answer is read (prose only; code
 # blocks are left out, their identifiers are the prompt's and the title's already).
-FIELD_WEIGHTS = {"title": 3, "concepts": 2, "slug": 1, "prompt": 1, "answer": 1}
+FIELD_WEIGHTS = {
+    "title": 3,
+    "concepts": 2,
+    "slug": 1,
+    "prompt": 1,
+    "answer": 1,
+    "asked_as": ASKED_AS_WEIGHT,
+}
 ANSWER_PART = 1500
 # Read of the answer from the database, before its code blocks are taken out.
 ANSWER_READ = 6000
@@ -70,16 +80,23 @@ class Index:
     postings: dict[str, tuple[np.ndarray, np.ndarray]]
 
 
-def document_words(title: str, concepts: object, slug: str, prompt: str, answer: str) -> Counter:
+def _lines(values: object) -> str:
+    return " ".join(str(v) for v in values) if isinstance(values, list) else ""
+
+
+def document_words(
+    title: str, concepts: object, slug: str, prompt: str, answer: str, asked_as: object = None
+) -> Counter:
     """A question's words, each counted as often as it stands, by field weight."""
     prose = _CODE.sub(" ", answer[:ANSWER_READ])[:ANSWER_PART]
-    concept_text = " ".join(str(c) for c in concepts) if isinstance(concepts, list) else ""
+    concept_text = _lines(concepts)
     fields = {
         "title": title,
         "concepts": concept_text,
         "slug": slug.replace("-", " "),
         "prompt": prompt,
         "answer": prose,
+        "asked_as": _lines(asked_as),
     }
     counts: Counter = Counter()
     for name, text in fields.items():
@@ -90,17 +107,24 @@ def document_words(title: str, concepts: object, slug: str, prompt: str, answer:
     return counts
 
 
-def stored_words(title: str, concepts: object, slug: str, prompt: str, answer: str) -> dict:
+def stored_words(
+    title: str, concepts: object, slug: str, prompt: str, answer: str, asked_as: object = None
+) -> dict:
     """What `Question.bm25_words` holds: the question's words and their counts (document_words),
     and the recipe that read them."""
-    counts = document_words(title, concepts, slug, prompt, answer)
+    counts = document_words(title, concepts, slug, prompt, answer, asked_as)
     return {"recipe": RECIPE, "counts": dict(counts)}
 
 
 def refresh(question: Any) -> None:
     """Store the words of `question`'s text with it (Question.save)."""
     question.bm25_words = stored_words(
-        question.title, question.concepts, question.slug, question.prompt, question.answer
+        question.title,
+        question.concepts,
+        question.slug,
+        question.prompt,
+        question.answer,
+        question.asked_as,
     )
 
 
@@ -152,7 +176,9 @@ def _read_text(model: Any, pks: list[int]) -> dict[int, tuple[Any, dict[str, flo
     rows = (
         model.objects.filter(pk__in=pks)
         .annotate(answer_part=Substr("answer", 1, ANSWER_READ))
-        .values_list("pk", "updated_at", "title", "concepts", "slug", "prompt", "answer_part")
+        .values_list(
+            "pk", "updated_at", "title", "concepts", "slug", "prompt", "answer_part", "asked_as"
+        )
     )
     read = {}
     for pk, at, *fields in rows:

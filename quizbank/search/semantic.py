@@ -11,7 +11,8 @@ a query (embedded once, cached) against all of them with one product.
 
 A learner describing a symptom ("my loss goes to nan after a few hundred steps") is often nearest
 not to what a question asks but to what goes wrong in it: why it is asked, its hints, its answer's
-common mistakes and its wrong solutions' misconceptions and corrections. Each of those passages is
+common mistakes and its wrong solutions' misconceptions and corrections; or to one of the lines its
+curators wrote of how learners ask it in their own words (`asked_as`). Each of those passages is
 encoded on its own (`symptom_texts`; a question's few dozen at most), stored together
 (`Question.symptom_embeddings`), and a question's symptom score is its best passage's. They depend
 on the hints and the exercise, saved after the question, so a save clears them and `fill` (the end
@@ -67,10 +68,10 @@ SEMANTIC_WEIGHT = 1.0
 # same thing (held-out top-1 97.6% to 92.9%).
 SYMPTOM_WEIGHT = 1.0
 # Which passages, and how they are read (a change re-encodes them at the next load_bank).
-SYMPTOM_RECIPE = "all-MiniLM-L6-v2/symptoms/1"
+SYMPTOM_RECIPE = "all-MiniLM-L6-v2/symptoms/2"
 # The most passages kept of one question (its first ones: why asked, hints, mistakes, wrong
 # solutions), so a question with many wrong solutions does not weigh more or cost much.
-MAX_SYMPTOMS = 40
+MAX_SYMPTOMS = 52
 CANDIDATES = 20
 FUSED_SHARE = 0.3
 # Whether a query is about the bank (`answerable`): a linear score of what meaning and words say,
@@ -139,14 +140,18 @@ def _plain(text: str) -> str:
 
 
 def symptom_texts(
-    why_asked: str, answer: str, hints: list[str], wrong_solutions: dict[str, str] | None
+    why_asked: str,
+    answer: str,
+    hints: list[str],
+    wrong_solutions: dict[str, str] | None,
+    asked_as: list[str] | None = None,
 ) -> list[str]:
-    """The passages of a question that say what goes wrong, each encoded on its own: why it is
-    asked, each hint, each of the answer's common mistakes, and each wrong solution's
-    misconception with its correction."""
+    """The passages of a question in a learner's words or that say what goes wrong, each encoded
+    on its own: how a learner asks it (`asked_as`, each line), why it is asked, each hint, each of
+    the answer's common mistakes, and each wrong solution's misconception with its correction."""
     from ..bank.notes import wrong_solution_notes
 
-    passages = [why_asked, *hints]
+    passages = [*(asked_as or []), why_asked, *hints]
     mistakes = _MISTAKES.search(answer)
     if mistakes:
         passages += _BULLET.split(mistakes.group(1))
@@ -168,7 +173,7 @@ def question_symptom_texts(question: Any) -> list[str]:
     # The reverse one-to-one's "does not exist" is an AttributeError too: getattr's default.
     exercise = getattr(question, "exercise", None)
     wrong = exercise.wrong_solutions if exercise is not None else None
-    return symptom_texts(question.why_asked, question.answer, hints, wrong)
+    return symptom_texts(question.why_asked, question.answer, hints, wrong, question.asked_as)
 
 
 # Embeddings computed in this process, by key: a bank load encodes its questions in batches before

@@ -33,6 +33,7 @@ def concept(**overrides):
         "prompt": "When does view fail?\n",
         "why_asked": "It tests memory layout.\n",
         "hints": ["Think of strides.", "Transpose first."],
+        "asked_as": ["why does view complain about my transposed tensor", "view vs reshape"],
         "quick_checks": [
             {
                 "kind": "single",
@@ -126,6 +127,10 @@ def test_it_loads_questions_hints_quick_checks_and_exercises(good_bank):
     assert question.status == "published" and question.published_at is not None
     assert question.primary_topic.slug == "tensors"
     assert [h.text for h in question.hints.all()] == ["Think of strides.", "Transpose first."]
+    assert question.asked_as == [
+        "why does view complain about my transposed tensor",
+        "view vs reshape",
+    ]
     assert question.quick_checks.get().answer == 1
     exercise = Exercise.objects.get(question__slug="doubling")
     assert exercise.solution_code == "def double(x):\n    return 2 * x\n"
@@ -191,6 +196,14 @@ def break_bad_quick_check(root):
     )
 
 
+def break_asked_as_repeat(root):
+    edit_question(root, asked_as=["view vs reshape", "View  vs reshape"])
+
+
+def break_asked_as_not_text(root):
+    edit_question(root, asked_as=["view vs reshape", {"view": "reshape"}])
+
+
 def break_exercise_check(root):
     meta = yaml.safe_load((root / "doubling" / "exercise.yaml").read_text())
     meta["checks"][1]["code"] = "out = double(\n"
@@ -220,6 +233,8 @@ def edit_question(root, **changes):
         (break_bad_yaml, "view-vs-reshape/question.yaml: line 2: invalid YAML"),
         (break_unknown_key, "view-vs-reshape/question.yaml: answr: unknown key"),
         (break_bad_quick_check, "question.yaml: quick_checks[0].answer: index 5 is out of range"),
+        (break_asked_as_repeat, "question.yaml: asked_as[1]: repeats an earlier line"),
+        (break_asked_as_not_text, "question.yaml: asked_as[1]: is a mapping, not text"),
         (break_exercise_check, "doubling/exercise.yaml: checks[1].code: is not valid Python"),
         (break_missing_solution, "doubling/solution.py: (file): is required for a code question"),
     ],

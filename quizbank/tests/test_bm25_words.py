@@ -78,3 +78,19 @@ def test_words_of_another_recipe_or_none_are_read_from_the_text_and_stored():
         stored = Question.objects.get(pk=question.pk).bm25_words
         assert stored["recipe"] == bm25.RECIPE
         assert bm25.words_of("clipping")[0] in stored["counts"]
+
+
+def test_how_a_learner_asks_it_is_read_and_a_change_of_it_stores_new_words():
+    from quizbank.search.terms import search_terms
+
+    question = _question(
+        slug="nan-loss", title="Stable masked loss", prompt="p", answer="a", asked_as=[]
+    )
+    other = _question(slug="other", title="Exploding activations", prompt="p", answer="a")
+    query = search_terms("my training blows up midway")
+    assert bm25.ranked(Question.objects.all(), query, 5) == []
+    question.asked_as = ["training blows up midway with nan"]
+    question.save()
+    bm25._READ.clear()
+    assert bm25.ranked(Question.objects.all(), query, 5) == [question.pk]
+    assert other.pk not in bm25.ranked(Question.objects.all(), search_terms("blows"), 5)

@@ -269,6 +269,13 @@ def test_a_question_s_symptom_passages_are_read_from_its_hints_mistakes_and_wron
         " the same constant gets the same gradient, so they stay identical copies of each other"
         " however long the network trains.",
     ]
+    # How a learner asks it comes first, each line a passage of its own.
+    asked = ["all my neurons learn the same thing", "`init` weights"]
+    assert semantic.symptom_texts("Why.", "", [], None, asked) == [
+        "all my neurons learn the same thing",
+        "init weights",
+        "Why.",
+    ]
 
 
 def test_a_symptom_only_a_wrong_solution_tells_lifts_its_question(api, bank, monkeypatch):
