@@ -42,6 +42,11 @@ class CounterexampleSerializer(serializers.Serializer):
         help_text="True when the code differs on every kind of generated input, so the smallest "
         "case says nothing of where the mistake is.",
     )
+    ordinary_fails = serializers.BooleanField(
+        required=False,
+        help_text="True when the code differs on the ordinary random inputs already, so the "
+        "smallest case's kind (often an empty input) is not where the mistake lies.",
+    )
     also_drawn = serializers.BooleanField(
         required=False,
         help_text="True when the case also used random values the check drew itself (a warm-up "

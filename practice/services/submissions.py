@@ -336,6 +336,8 @@ def _diagnosis(exercise: ExerciseVersion, found: Any) -> dict[str, str] | None:
     return {**notes, "confidence": "outputs"}
 
 
+# grader.gen.ORDINARY: the ordinary random family's name (gen imports torch, which the site has not).
+ORDINARY_FAMILY = "ordinary"
 _COUNTEREXAMPLE_TEXT = ("family", "where", "input", "at", "expected", "got", "property", "detail")
 
 
@@ -351,6 +353,10 @@ def _counterexample(found: Any) -> dict[str, Any]:
         kept["size"] = found["size"]
     if isinstance(found.get("passing_families"), list):
         kept["every_family"] = not found["passing_families"]
+    # Differing on ordinary inputs, the smallest case's family (often "empty") is not where the
+    # mistake lies, and is not offered as if it were.
+    if isinstance(found.get("failing_families"), list):
+        kept["ordinary_fails"] = ORDINARY_FAMILY in found["failing_families"]
     if found.get("also_drawn") is True:
         kept["also_drawn"] = True
     return {"counterexample": kept} if "family" in kept and "expected" in kept else {}

@@ -210,7 +210,23 @@ def test_a_failing_generated_check_shows_the_smallest_input_where_the_code_diffe
     html = client.get(
         f"/submissions/{response.json()['id']}/", headers={"HX-Request": "true"}
     ).content
-    assert b"Your code differs on every kind of generated input; the smallest (" in html
+    assert b"Your code differs on every kind of generated input; the smallest case where" in html
+    assert b"Smallest generated input where your code differs" not in html
+    assert b"the input is empty" not in html
+    # Differing on ordinary inputs but not on an empty one: the smallest failing case's kind is
+    # not offered as where the mistake lies.
+    off_by_one = VARIANCE.replace("(dim=-1)\n", "(dim=-1) + (x.numel() > 0)\n")
+    assert off_by_one != VARIANCE
+    with django_capture_on_commit_callbacks(execute=True):
+        body = {"question": "variance", "code": off_by_one}
+        response = api.post("/api/submissions/", body, format="json")
+    found = api.get(f"/api/submissions/{response.json()['id']}/").json()
+    example = found["checks"][0]["counterexample"]
+    assert example["ordinary_fails"] is True and example["every_family"] is False
+    html = client.get(
+        f"/submissions/{response.json()['id']}/", headers={"HX-Request": "true"}
+    ).content
+    assert b"Your code differs already on ordinary inputs; the smallest case where it" in html
     assert b"Smallest generated input where your code differs" not in html
     assert example.get("also_drawn") is None and b"draws itself" not in html
 
