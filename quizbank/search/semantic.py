@@ -78,32 +78,44 @@ FUSED_SHARE = 0.3
 # Whether a query is about the bank (`answerable`): a linear score of what meaning and words say,
 # fitted (logistic regression) on the main, dev, dev-v3, dev-v4 and dev-v5 sets' on-topic and
 # off-topic queries, both rankers pooled. Fitted with each set left out in turn and scored on it,
-# it answered 14 of the 400 off-topic queries and turned away 6 of the 1,391 on-topic ones it
-# would have found; fitted so without the passage and background signals, 31 and 15. Each weight
+# it answered 16 of the 400 off-topic queries and turned away 8 of the 1,391 on-topic ones it
+# would have found; fitted so without the passage and background signals, 29 and 23. Each weight
 # is on a cosine similarity or a 0/1 flag:
 ABOUT_WEIGHTS = {
     # the query's best cosine similarity to any question
-    "best": 13.63,
+    "best": 14.11,
     # its best to the questions its words find first (BM25's and full text's first three):
     # "freeze bread" finds freeze-layers by its words, whose meaning is far from it
-    "matched": 4.69,
+    "matched": 2.5,
     # full text finds something (its coverage rule passed)
-    "full_text": 1.08,
+    "full_text": 1.29,
     # ...and the query names something the bank holds (a PyTorch name, a synonyms phrase, a
     # corrected slip)
-    "named": 6.44,
+    "named": 4.23,
     # a word no title, prompt or answer uses in any form ("guitar")
-    "unused": -3.16,
+    "unused": -2.66,
     # the share of its terms that no title, concept or slug uses
-    "foreign": -1.14,
+    "foreign": -1.91,
     # its best to a symptom passage or a line of how a learner asks a question
-    "passage": 18.9,
+    "passage": 18.11,
     # its best to a background phrase (BACKGROUND): "a torch for camping" is nearer "how to
     # light a propane torch" than any question about torch
-    "background": -23.05,
+    "background": -23.32,
 }
-ABOUT_BIAS = -5.03
-ABOUT_THRESHOLD = 0.5
+ABOUT_BIAS = -3.81
+ABOUT_THRESHOLD = 0.25
+# The first six signals alone, for a bank without passages (fitted on the main, dev, dev-v3 and
+# dev-v4 sets, both rankers pooled, before asked_as and the background).
+WORDS_ABOUT_WEIGHTS = {
+    "best": 6.74,
+    "matched": 4.78,
+    "full_text": 1.93,
+    "named": 0.89,
+    "unused": -1.76,
+    "foreign": -1.46,
+}
+WORDS_ABOUT_BIAS = -2.80
+WORDS_ABOUT_THRESHOLD = 0.25
 # A query this close in meaning to a question is always answered (no off-topic dev query reached
 # 0.44).
 SEMANTIC_STRONG = 0.45
@@ -286,11 +298,17 @@ class Similar:
         return float(self.scores.max()) if len(self.scores) else 0.0
 
     @property
+    def has_passages(self) -> bool:
+        """Whether a question of these has a symptom passage (a score of -1 stands for none)."""
+        return self.symptom_scores is not None and bool((self.symptom_scores > -1).any())
+
+    @property
     def best_passage(self) -> float:
-        """The best symptom passage's similarity (the best question's where none is read)."""
-        if self.symptom_scores is None or not len(self.symptom_scores):
+        """The best symptom passage's similarity (the best question's where none has one)."""
+        if not self.has_passages:
             return self.best
-        return max(float(self.symptom_scores.max()), -1.0)
+        assert self.symptom_scores is not None
+        return float(self.symptom_scores.max())
 
     def of(self, pks: list[int]) -> list[float]:
         """The similarities of these questions (those without an embedding left out)."""
@@ -479,8 +497,11 @@ def background_best(similar: Similar) -> float:
 def answerable(similar: Similar, full_text: list[int], words: list[int], terms: list[Term]) -> bool:
     """Whether the query is about something the bank holds, or answers nothing (the empty state
     suggests popular questions): a strong semantic match (SEMANTIC_STRONG) always is; otherwise
-    ABOUT_WEIGHTS weigh meaning (the best match, and the match of what the words find) against
-    words (full text's coverage rule, names, words the bank never uses)."""
+    ABOUT_WEIGHTS weigh meaning (the best match, the match of what the words find, the best
+    passage) against words (full text's coverage rule, names, words the bank never uses) and the
+    background. A bank whose questions have no passages (a few questions saved without hints or
+    asked_as lines) is read by the signals it has (WORDS_ABOUT_WEIGHTS): the passage and
+    background weights were fitted on a bank where every question has them."""
     best = similar.best
     if best >= SEMANTIC_STRONG:
         return True
@@ -492,11 +513,14 @@ def answerable(similar: Similar, full_text: list[int], words: list[int], terms: 
         "named": float(bool(full_text) and any(not term.plain or term.marks for term in terms)),
         "unused": float(any(term.unused for term in terms)),
         "foreign": sum(term.foreign for term in terms) / max(len(terms), 1),
-        "passage": similar.best_passage,
-        "background": background_best(similar),
     }
-    score = ABOUT_BIAS + sum(ABOUT_WEIGHTS[name] * value for name, value in signals.items())
-    return score >= ABOUT_THRESHOLD
+    weights, bias, threshold = WORDS_ABOUT_WEIGHTS, WORDS_ABOUT_BIAS, WORDS_ABOUT_THRESHOLD
+    if similar.has_passages:
+        weights, bias, threshold = ABOUT_WEIGHTS, ABOUT_BIAS, ABOUT_THRESHOLD
+        signals["passage"] = similar.best_passage
+        signals["background"] = background_best(similar)
+    score = bias + sum(weights[name] * value for name, value in signals.items())
+    return score >= threshold
 
 
 def fuse(full_text: list[int], words: list[int], similar: Similar, terms: list[Term]) -> list[int]:

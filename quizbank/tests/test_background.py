@@ -1,0 +1,70 @@
+"""The background phrases (quizbank/search/background.txt): what the bank is not about turns a
+query away however many of its words the bank uses, and no phrase is a query search is measured
+on (bench/search_quality.py), so the figures stay honest."""
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from quizbank.search import semantic
+
+from .factories import QuestionFactory, TopicFactory
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _quality():
+    spec = importlib.util.spec_from_file_location(
+        "search_quality", ROOT / "bench/search_quality.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _words(text):
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def test_no_background_phrase_is_a_query_search_is_measured_on():
+    quality = _quality()
+    phrases = {_words(line) for line in semantic._background_lines()}
+    assert len(phrases) >= 1000
+    sets = {"main": (quality.QUERIES, quality.OFF_TOPIC)}
+    sets |= {name: quality.query_set(name) for name in quality.QUERY_SETS}
+    for name, (labelled, off_topic) in sets.items():
+        texts = [text for text, _ in labelled] + list(off_topic)
+        # A count, never the queries: the unread sets' texts are not printed.
+        assert sum(_words(text) in phrases for text in texts) == 0, name
+
+
+@pytest.mark.django_db
+def test_a_query_nearest_a_background_phrase_finds_nothing_though_the_bank_uses_its_words(
+    api, tmp_path, monkeypatch
+):
+    topic = TopicFactory(slug="training")
+    for slug, title, asked in (
+        ("torch-basics", "What is a torch tensor?", ["make an array on the gpu with torch"]),
+        ("clipping", "Gradient clipping", ["my gradients explode and the loss jumps"]),
+    ):
+        QuestionFactory(slug=slug, title=title, asked_as=asked, primary_topic=topic)
+    query = "which torch should I take for camping in the woods"
+
+    def search():
+        semantic._BACKGROUND.clear()
+        response = api.get("/api/questions/", {"search": query})
+        assert response.status_code == 200
+        return [row["slug"] for row in response.json()["results"]]
+
+    background = tmp_path / "background.txt"
+    background.write_text("# none near it\nhow to knit a scarf\n")
+    monkeypatch.setattr(semantic, "BACKGROUND", background)
+    assert search()[:1] == ["torch-basics"]
+    background.write_text("how to knit a scarf\na flashlight or a torch for a camping trip\n")
+    assert search() == []
+    semantic._BACKGROUND.clear()
