@@ -260,9 +260,10 @@ def _embed(questions: list, rng: random.Random) -> None:
         v = vectors[q.title.rsplit(" (", 1)[0]] + noise.normal(0, 0.01, encoder.DIMENSIONS)
         q.embedding = (v / np.linalg.norm(v)).astype("<f2").tobytes()
         q.embedding_key = "bench"
-        # Its symptom passages (semantic.symptom_texts): as many as the real bank's questions hold
-        # (15 on average, 5 to 25), each the title's embedding with more noise.
-        count = int(noise.integers(5, 26))
+        # Its symptom passages (semantic.symptom_texts, asked_as lines included): as many as the
+        # real bank's questions hold (22 on average, 14 to 37), each the title's embedding with
+        # more noise.
+        count = int(noise.integers(14, 31))
         passages = vectors[q.title.rsplit(" (", 1)[0]] + noise.normal(
             0, 0.05, (count, encoder.DIMENSIONS)
         )
