@@ -214,6 +214,27 @@ def _record_errors(bank: files.Bank, topics: set[str], applications: set[str]) -
         for where, reason in schema.record_errors(record, topics=topics, applications=applications):
             filename, _, field_name = where.partition(": ")
             lines.append(f"{record['path'] / filename}: {field_name or '(file)'}: {reason}")
+    return lines + _shared_asked_as(bank)
+
+
+def _shared_asked_as(bank: files.Bank) -> list[str]:
+    """An asked_as line two questions share: search cannot tell them apart by it (semantic.py
+    leaves such a passage out), and it must fit one of them better."""
+    owner: dict[str, str] = {}
+    lines = []
+    for record in bank.records:
+        meta = record.get("question")
+        asked = meta.get("asked_as") if isinstance(meta, dict) else None
+        for i, line in enumerate(asked if isinstance(asked, list) else []):
+            if not isinstance(line, str):
+                continue
+            folded = " ".join(line.lower().split())
+            first = owner.setdefault(folded, record["slug"])
+            if first != record["slug"]:
+                lines.append(
+                    f"{record['path'] / 'question.yaml'}: asked_as[{i}]: {first} has the same"
+                    " line; keep it where it fits best"
+                )
     return lines
 
 

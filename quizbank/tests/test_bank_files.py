@@ -114,6 +114,7 @@ def good_bank(tmp_path):
                 topics=["autograd", "tensors"],
                 quick_checks=[],
                 difficulty="easy",
+                asked_as=["multiply every value by two"],
             ),
         },
     )
@@ -257,6 +258,19 @@ def test_a_duplicate_slug_across_folders_is_rejected(good_bank, tmp_path, capsys
     other = write_bank(tmp_path / "other", {"view-vs-reshape": concept()}, taxonomy=None)
     err = load(good_bank, other, expect_exit=1, capsys=capsys)
     assert "view-vs-reshape/question.yaml: slug: duplicate slug 'view-vs-reshape'" in err
+    assert Question.objects.count() == 0
+
+
+def test_an_asked_as_line_two_questions_share_is_rejected(good_bank, capsys):
+    path = good_bank / "doubling" / "question.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["asked_as"] = ["double every value", "View vs  reshape"]
+    path.write_text(yaml.safe_dump(data))
+    err = load(good_bank, expect_exit=1, capsys=capsys)
+    assert (
+        "doubling/question.yaml: asked_as[1]: view-vs-reshape has the same line" in err
+        or "view-vs-reshape/question.yaml: asked_as[1]: doubling has the same line" in err
+    )
     assert Question.objects.count() == 0
 
 
