@@ -2,29 +2,14 @@
 query away however many of its words the bank uses, and no phrase is a query search is measured
 on (bench/search_quality.py), so the figures stay honest."""
 
-import importlib.util
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
 from quizbank.search import semantic
 
 from .factories import QuestionFactory, TopicFactory
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _quality():
-    spec = importlib.util.spec_from_file_location(
-        "search_quality", ROOT / "bench/search_quality.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+from .test_search_quality import _quality
 
 
 def _words(text):
