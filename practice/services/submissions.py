@@ -336,7 +336,7 @@ def _diagnosis(exercise: ExerciseVersion, found: Any) -> dict[str, str] | None:
     return {**notes, "confidence": "outputs"}
 
 
-# grader.gen.ORDINARY: the ordinary random family's name (gen imports torch, which the site has not).
+# grader.gen.ORDINARY, the ordinary random family (gen imports torch, which the site has not).
 ORDINARY_FAMILY = "ordinary"
 _COUNTEREXAMPLE_TEXT = ("family", "where", "input", "at", "expected", "got", "property", "detail")
 

@@ -210,7 +210,7 @@ def test_a_failing_generated_check_shows_the_smallest_input_where_the_code_diffe
     html = client.get(
         f"/submissions/{response.json()['id']}/", headers={"HX-Request": "true"}
     ).content
-    assert b"Your code differs on every kind of generated input; the smallest case where" in html
+    assert b"Your code differs on every kind of generated input; the smallest ordinary case" in html
     assert b"Smallest generated input where your code differs" not in html
     assert b"the input is empty" not in html
     # Differing on ordinary inputs but not on an empty one: the smallest failing case's kind is
@@ -226,7 +226,8 @@ def test_a_failing_generated_check_shows_the_smallest_input_where_the_code_diffe
     html = client.get(
         f"/submissions/{response.json()['id']}/", headers={"HX-Request": "true"}
     ).content
-    assert b"Your code differs already on ordinary inputs; the smallest case where it" in html
+    assert b"Your code differs already on ordinary inputs; the smallest ordinary case" in html
+    assert example["family"] == "ordinary"
     assert b"Smallest generated input where your code differs" not in html
     assert example.get("also_drawn") is None and b"draws itself" not in html
 
