@@ -3,10 +3,10 @@
     .venv-grader/bin/python -m grader.cli verify fixtures/bank/<slug> [...]
     .venv-grader/bin/python -m grader.cli grade --exercise-dir DIR --code FILE [--json]
 
-``verify`` grades the folder's solution.py (it must pass), starter.py and every wrong/*.py (they
-must not) through the real sandbox, then the equivalence probe of the reference (grader/probes.py;
-it must pass unless exercise.yaml waives ``rng-probe``), prints one line per file, and exits 1 if
-any expectation is broken (2 if a folder cannot be read).
+``verify`` grades the folder's solution.py and every right/*.py (they must pass), starter.py and
+every wrong/*.py (they must not) through the real sandbox, then the equivalence probe of the
+reference (grader/probes.py; it must pass unless exercise.yaml waives ``rng-probe``), prints one
+line per file, and exits 1 if any expectation is broken (2 if a folder cannot be read).
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from pathlib import Path
 from grader import SandboxPool, exercise, jobs, probes, verification
 
 
-def _wrong_files(folder: Path) -> dict[str, str]:
-    return {p.stem: p.read_text(encoding="utf-8") for p in sorted((folder / "wrong").glob("*.py"))}
+def _files(folder: Path, kind: str) -> dict[str, str]:
+    """The folder's wrong/*.py or right/*.py, by name."""
+    return {p.stem: p.read_text(encoding="utf-8") for p in sorted((folder / kind).glob("*.py"))}
 
 
 def verify(pool: SandboxPool, folder: Path) -> bool:
@@ -33,7 +34,8 @@ def verify(pool: SandboxPool, folder: Path) -> bool:
     files = verification.exercise_files(
         solution=(folder / "solution.py").read_text(encoding="utf-8"),
         starter=(folder / "starter.py").read_text(encoding="utf-8"),
-        wrong=_wrong_files(folder),
+        wrong=_files(folder, "wrong"),
+        right=_files(folder, "right"),
     )
     ok = True
     for file in verification.verify_exercise(

@@ -73,10 +73,19 @@ class FileVerdict:
 
 
 def exercise_files(
-    *, solution: str, starter: str, wrong: Mapping[str, str]
+    *,
+    solution: str,
+    starter: str,
+    wrong: Mapping[str, str],
+    right: Mapping[str, str] | None = None,
 ) -> list[tuple[str, str, bool]]:
-    """(label, code, must pass) for every file an exercise ships."""
+    """(label, code, must pass) for every file an exercise ships. ``right``: other correct
+    solutions (the bank's right/*.py), written apart from the reference: the checks must pass
+    each, so a check that holds a correct learner to the reference's accidents (an exception on
+    an input the prompt says nothing of, a call a hint recommends refused) is the exercise's
+    fault, found before a learner is failed by it."""
     files = [("solution.py", solution, True), ("starter.py", starter, False)]
+    files += [(f"right/{name}.py", code, True) for name, code in sorted((right or {}).items())]
     files += [(f"wrong/{name}.py", code, False) for name, code in sorted(wrong.items())]
     return files
 

@@ -56,3 +56,17 @@ def test_the_command_runs_with_the_grader_interpreter():
     )
     assert run.returncode == 1, run.stderr
     assert json.loads(run.stdout)["status"] == "failed"
+
+
+def test_every_right_solution_must_pass(pool, tmp_path, capsys):
+    folder = tmp_path / "rows"
+    shutil.copytree(EXERCISES / "normalize-rows", folder)
+    (folder / "right").mkdir()
+    shutil.copy(folder / "solution.py", folder / "right" / "same_as_reference.py")
+    shutil.copy(folder / "wrong" / "columns.py", folder / "right" / "not_really.py")
+    assert not cli.verify(pool, folder)
+    lines = capsys.readouterr().out.splitlines()
+    assert "ok      rows/right/same_as_reference.py: passed" in lines
+    broken = [line for line in lines if line.startswith("BROKEN")]
+    assert len(broken) == 1 and broken[0].startswith("BROKEN  rows/right/not_really.py: failed")
+    assert broken[0].endswith("(must pass)")
