@@ -2,17 +2,21 @@
 
     .venv-grader/bin/python -m grader.cli verify fixtures/bank/<slug> [...]
     .venv-grader/bin/python -m grader.cli grade --exercise-dir DIR --code FILE [--json]
+    .venv-grader/bin/python -m grader.cli raises fixtures/bank/<slug> [...]
 
 ``verify`` grades the folder's solution.py and every right/*.py (they must pass), starter.py and
 every wrong/*.py (they must not) through the real sandbox, then the equivalence probe of the
 reference (grader/probes.py; it must pass unless exercise.yaml waives ``rng-probe``), prints one
 line per file, and exits 1 if any expectation is broken (2 if a folder cannot be read).
+``raises`` lists the generated cases on which the reference raises, for a curator to hold against
+the prompt (a case the contract does not state fails a correct solution that differs there).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -60,6 +64,55 @@ def verify(pool: SandboxPool, folder: Path) -> bool:
     return ok and problem is None
 
 
+# Appended to the reference for ``raises``: each of its top-level functions returns what it raised
+# instead of raising, so a generated case on which the reference raises fails the check and the
+# counterexample names that case and the exception.
+_REPORT_RAISES = """
+
+import functools as _raises_functools
+
+
+def _raises_report(function):
+    @_raises_functools.wraps(function)
+    def reporting(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except Exception as error:
+            return ("raised", type(error).__name__)
+
+    return reporting
+
+
+for _raises_name, _raises_value in list(globals().items()):
+    if (
+        callable(_raises_value)
+        and not isinstance(_raises_value, type)
+        and getattr(_raises_value, "__module__", None) == __name__
+        and not _raises_name.startswith("_")
+    ):
+        globals()[_raises_name] = _raises_report(_raises_value)
+"""
+_EXCEPTION_NAME = re.compile(r"^'[A-Z][A-Za-z0-9]*(Error|Exception)'$")
+
+
+def raises(pool: SandboxPool, folder: Path) -> list[str]:
+    """The generated cases on which the folder's reference raises (its top-level functions only,
+    the smallest case of each check): each must be a behaviour the prompt states, or one every
+    correct solution must share, or a correct solution that differs there is failed."""
+    template = exercise.load(folder)
+    code = template["reference"] + _REPORT_RAISES
+    result = pool.grade({**template, "code": code, "wrong": {}})
+    found = []
+    for entry in result["checks"]:
+        example = entry.get("counterexample") or {}
+        if entry["status"] == "failed" and _EXCEPTION_NAME.match(example.get("expected", "")):
+            found.append(
+                f"{folder.name}: {entry['name']}: the reference raises {example['expected']} on"
+                f" the {example['family']!r} case"
+            )
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m grader.cli")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -69,6 +122,10 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--exercise-dir", type=Path, required=True)
     grade.add_argument("--code", type=Path, required=True)
     grade.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    audit = commands.add_parser(
+        "raises", help="list the generated cases on which an exercise's reference raises"
+    )
+    audit.add_argument("folders", nargs="+", type=Path)
     args = parser.parse_args(argv)
 
     with SandboxPool(sys.executable, slots=1) as pool:
@@ -76,6 +133,11 @@ def main(argv: list[str] | None = None) -> int:
             if args.command == "verify":
                 results = [verify(pool, folder) for folder in args.folders]
                 return 0 if all(results) else 1
+            if args.command == "raises":
+                for folder in args.folders:
+                    for line in raises(pool, folder):
+                        print(line, flush=True)
+                return 0
             job = {**exercise.load(args.exercise_dir), "code": args.code.read_text("utf-8")}
         except (jobs.JobError, OSError) as error:
             print(f"error: {error}", file=sys.stderr)

@@ -70,3 +70,26 @@ def test_every_right_solution_must_pass(pool, tmp_path, capsys):
     broken = [line for line in lines if line.startswith("BROKEN")]
     assert len(broken) == 1 and broken[0].startswith("BROKEN  rows/right/not_really.py: failed")
     assert broken[0].endswith("(must pass)")
+
+
+def test_raises_lists_the_generated_cases_on_which_the_reference_raises(pool, tmp_path):
+    folder = tmp_path / "rows"
+    shutil.copytree(EXERCISES / "normalize-rows", folder)
+    assert cli.raises(pool, folder) == []
+    reference = (folder / "solution.py").read_text()
+    exercise_yaml = folder / "exercise.yaml"
+    exercise_yaml.write_text(
+        exercise_yaml.read_text()
+        + "  - name: generated rows\n"
+        + "    code: |\n"
+        + "      outs = gen.each(gen.floats((3, 4), families=['ordinary', 'empty']), strict)\n"
+        + "    compare: outs\n"
+    )
+    (folder / "solution.py").write_text(
+        reference
+        + "\ndef strict(x):\n    if x.numel() == 0:\n        raise ValueError('empty')\n"
+        + "    return normalize_rows(x)\n"
+    )
+    assert cli.raises(pool, folder) == [
+        "rows: generated rows: the reference raises 'ValueError' on the 'empty' case"
+    ]
