@@ -70,8 +70,9 @@ SEMANTIC_WEIGHT = 1.0
 SYMPTOM_WEIGHT = 1.0
 # Which passages, and how they are read (a change re-encodes them at the next load_bank).
 SYMPTOM_RECIPE = "all-MiniLM-L6-v2/symptoms/2"
-# The most passages kept of one question (its first ones: why asked, hints, mistakes, wrong
-# solutions), so a question with many wrong solutions does not weigh more or cost much.
+# The most passages kept of one question (its first ones: asked_as lines, why asked, hints,
+# mistakes, wrong solutions), so a question with many wrong solutions does not weigh more or cost
+# much.
 MAX_SYMPTOMS = 52
 CANDIDATES = 20
 FUSED_SHARE = 0.3
