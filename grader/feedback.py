@@ -198,8 +198,8 @@ def counterexample(
 ) -> dict[str, Any] | None:
     """The smallest case (by size, then order) on which ``got`` differs from ``want``, both one
     output per case, an ordinary one where one differs; with the families that fail and those
-    that pass. ``also_drawn``: the case
-    used more random values than its input, drawn by the check itself (not shown)."""
+    that pass. ``also_drawn``: the case used more random values than its input, drawn by the
+    check itself (not shown)."""
     failing: list[int] = []
     for index, (one_want, one_got) in enumerate(zip(want, got, strict=True)):
         if compare.difference(
