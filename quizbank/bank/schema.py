@@ -108,6 +108,11 @@ def _string_list_errors(values: list[Any], field: str, minimum: int) -> Errors:
     return errors
 
 
+def asked_as_key(line: str) -> str:
+    """What makes two asked_as lines the same line: case and spacing aside."""
+    return " ".join(line.lower().split())
+
+
 def asked_as_errors(values: list[Any]) -> Errors:
     """Errors of a question's `asked_as`: a few distinct one-line texts."""
     errors = _string_list_errors(values, "asked_as", 0)
@@ -121,7 +126,7 @@ def asked_as_errors(values: list[Any]) -> Errors:
             errors.append((f"asked_as[{i}]", "must be one line"))
         if len(value) > ASKED_AS_MAX_CHARS:
             errors.append((f"asked_as[{i}]", f"must be at most {ASKED_AS_MAX_CHARS} characters"))
-        folded = " ".join(value.lower().split())
+        folded = asked_as_key(value)
         if folded in seen:
             errors.append((f"asked_as[{i}]", "repeats an earlier line"))
         seen.add(folded)

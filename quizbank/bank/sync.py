@@ -228,8 +228,7 @@ def _shared_asked_as(bank: files.Bank) -> list[str]:
         for i, line in enumerate(asked if isinstance(asked, list) else []):
             if not isinstance(line, str):
                 continue
-            folded = " ".join(line.lower().split())
-            first = owner.setdefault(folded, record["slug"])
+            first = owner.setdefault(schema.asked_as_key(line), record["slug"])
             if first != record["slug"]:
                 lines.append(
                     f"{record['path'] / 'question.yaml'}: asked_as[{i}]: {first} has the same"
