@@ -231,10 +231,53 @@ def main() -> None:
                 f"{label:<14} {name:<22} {p50:8.1f} {p95:8.1f} {target:8.0f} {p95 / target:10.2f}"
                 f" {len(queries):8d} {p95 / list_p95:9.2f}   ({count} matches)"
             )
+    if model is not None:
+        from urllib.parse import parse_qs, urlsplit
+
+        texts = [parse_qs(urlsplit(url).query).get("search", [""])[0] for url, _ in cases.values()]
+        _passages(model, Question.objects.published(), [text for text in texts if text])
     print(f"load average (1, 5, 15 min) after timing: {_load()}")
     connection.close()
     if not args.keep:
         _drop_database(name)
+
+
+def _passages(model, queryset, texts: list[str], repeat: int = 50) -> None:
+    """The symptom passages scored in two steps (semantic.Vectors.passage_scores) beside every one
+    scored, for each search above: the time of each, and how many of the 20 questions nearest by
+    their passages the two steps keep. The generated questions' passages are their titles' with
+    noise, and about 53 questions share each title: which copy of a title comes first is noise,
+    so "kept" is a floor for a real bank's (tests/test_search_quality.py measures the real one)."""
+    import numpy as np
+
+    from quizbank.search import semantic
+
+    found = semantic.vectors(queryset)
+    if found.symptoms is None:
+        return
+    steps = "two steps" if found.basis is not None else "every passage (one step)"
+    print(
+        f"symptom passages: {len(found.symptoms)} of {len(found.pks)} questions, scored in {steps}"
+        f"; above {semantic.EXACT_PASSAGES} passages, {semantic.COARSE_DIMENSIONS} dimensions"
+        f" then the {semantic.SHORTLIST} best questions exactly"
+    )
+    print(f"{'query':<42} {'all ms':>7} {'steps ms':>9} {'ratio':>6} {'nearest 20 kept':>16}")
+    for text in texts:
+        query = model.query(text)
+        timings = {}
+        scores = {}
+        for exact in (True, False):
+            runs = []
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                scores[exact] = found.passage_scores(query, exact=exact)
+                runs.append((time.perf_counter() - t0) * 1000)
+            timings[exact] = statistics.median(runs)
+        nearest = [set(np.argsort(-scores[exact], kind="stable")[:20]) for exact in (True, False)]
+        print(
+            f"{text[:42]:<42} {timings[True]:7.2f} {timings[False]:9.2f}"
+            f" {timings[False] / timings[True]:6.2f} {len(nearest[0] & nearest[1]):>13d}/20"
+        )
 
 
 def _load() -> str:

@@ -76,6 +76,17 @@ SYMPTOM_RECIPE = "all-MiniLM-L6-v2/symptoms/2"
 MAX_SYMPTOMS = 52
 CANDIDATES = 20
 FUSED_SHARE = 0.3
+# Up to this many passages, every one is scored against the query (the real bank holds about
+# 5,000: a fraction of a millisecond). Above it they are scored in two steps
+# (`Vectors.passage_scores`): every passage on its first COARSE_DIMENSIONS principal components,
+# a quarter of the bytes to read, then the SHORTLIST questions whose best coarse passage is
+# highest exactly, each on all its passages; the others rank as having none. 10,000 questions hold
+# about 200,000 passages: one product over all of them reads 300 MB (bench/api.py times both).
+EXACT_PASSAGES = 60_000
+COARSE_DIMENSIONS = 96
+SHORTLIST = 256
+# The principal components are those of at most this many passages (evenly spaced).
+BASIS_SAMPLE = 20_000
 # Whether a query is about the bank (`answerable`): a linear score of what meaning and words say,
 # fitted (logistic regression) on the main, dev, dev-v3, dev-v4 and dev-v5 sets' on-topic and
 # off-topic queries, both rankers pooled. Fitted with each set left out in turn and scored on it,
@@ -265,20 +276,71 @@ def forget_symptoms(question: Any) -> None:
 @dataclass
 class Vectors:
     """The embeddings of the questions a user may see, one row each (those without one left
-    out)."""
+    out), and their symptom passages'."""
 
     pks: list[int]
     matrix: np.ndarray
-    # The symptom passages (one row each) and the row of `pks` each belongs to, in order.
+    # The symptom passages (one row each) and the row of `pks` each belongs to, in order: each
+    # question's passages are one run. (Kept in float32: numpy converted a shortlist's float16
+    # rows more slowly than it scored every passage's coarse projection.)
     symptoms: np.ndarray | None = None
     owners: np.ndarray | None = None
     _rows: dict[int, int] | None = None
+    # Where each question's run of passages starts and ends, and its row of `pks`.
+    starts: np.ndarray | None = None
+    ends: np.ndarray | None = None
+    # Above EXACT_PASSAGES: the principal components (384 x COARSE_DIMENSIONS) and the passages
+    # projected on them.
+    basis: np.ndarray | None = None
+    coarse: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        import numpy as np
+
+        if self.symptoms is None or self.owners is None or not len(self.symptoms):
+            self.symptoms = None
+            return
+        owners = self.owners
+        self.starts = np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])
+        self.ends = np.r_[self.starts[1:], len(owners)]
+        if len(self.symptoms) > EXACT_PASSAGES and len(self.starts) > SHORTLIST:
+            sample = self.symptoms[:: max(1, len(self.symptoms) // BASIS_SAMPLE)]
+            # The directions that carry most of the passages' dot products: the top eigenvectors
+            # of their uncentred second moment.
+            _, vectors = np.linalg.eigh(sample.T @ sample)
+            self.basis = np.ascontiguousarray(vectors[:, ::-1][:, :COARSE_DIMENSIONS])
+            self.coarse = self.symptoms @ self.basis
 
     def rows(self) -> dict[int, int]:
         """Each question's row."""
         if self._rows is None:
             self._rows = {pk: n for n, pk in enumerate(self.pks)}
         return self._rows
+
+    def passage_scores(self, query: np.ndarray, *, exact: bool = False) -> np.ndarray | None:
+        """Each question's best passage's cosine similarity to `query` (-1 where it has none, or,
+        above EXACT_PASSAGES, where it is not among the SHORTLIST whose coarse best is highest;
+        `exact` scores every passage whatever their number); None where no question has a
+        passage."""
+        import numpy as np
+
+        if self.symptoms is None or self.starts is None or self.ends is None:
+            return None
+        assert self.owners is not None
+        scores = np.full(len(self.pks), -1.0, dtype=np.float32)
+        if exact or self.basis is None or self.coarse is None:
+            best = np.maximum.reduceat(self.symptoms @ query, self.starts)
+            scores[self.owners[self.starts]] = best
+            return scores
+        coarse = np.maximum.reduceat(self.coarse @ (query @ self.basis), self.starts)
+        runs = np.argpartition(-coarse, SHORTLIST - 1)[:SHORTLIST]
+        lengths = self.ends[runs] - self.starts[runs]
+        firsts = np.cumsum(lengths) - lengths
+        # The shortlisted runs' rows, one after another.
+        rows = np.repeat(self.starts[runs] - firsts, lengths) + np.arange(lengths.sum())
+        exact = self.symptoms[rows] @ query
+        scores[self.owners[self.starts[runs]]] = np.maximum.reduceat(exact, firsts)
+        return scores
 
 
 @dataclass
@@ -449,19 +511,9 @@ def similarities(queryset: QuerySet, text: str) -> Similar | None:
     model = encoder_module.encoder()
     if model is None:
         return None
-    import numpy as np
-
     found = vectors(queryset)
     query = model.query(text)
-    symptom_scores = None
-    if found.symptoms is not None and found.owners is not None and len(found.symptoms):
-        # Each question's best passage: passages are in question order, so each question's
-        # are one run of rows.
-        passages = found.symptoms @ query
-        symptom_scores = np.full(len(found.pks), -1.0, dtype=np.float32)
-        starts = np.flatnonzero(np.r_[True, found.owners[1:] != found.owners[:-1]])
-        symptom_scores[found.owners[starts]] = np.maximum.reduceat(passages, starts)
-    return Similar(found.matrix @ query, found, symptom_scores, query)
+    return Similar(found.matrix @ query, found, found.passage_scores(query), query)
 
 
 def _background_lines() -> list[str]:

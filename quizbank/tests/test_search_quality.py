@@ -125,3 +125,34 @@ def test_every_line_of_how_a_learner_asks_a_question_finds_it(bank_slugs):
     assert all(ids for _, _, ids in found), [line for _, line, ids in found if not ids]
     top5 = sum(slug in ids[:5] for slug, _, ids in found) / len(found)
     assert top5 >= 0.99, top5
+
+
+def test_passages_scored_in_two_steps_rank_as_scoring_every_one_does(bank_slugs, monkeypatch):
+    # A bank of over semantic.EXACT_PASSAGES passages scores them on their principal components
+    # first and only a shortlist of questions exactly. The real bank is forced into that here with
+    # a shortlist of 60 of its questions (about a third; at 10,000 questions it is 256): the
+    # fused first five must stay those of scoring every passage (627 of 628 dev queries when
+    # measured), and an off-topic query must stay off topic.
+    from quizbank.search import question_search_results, semantic
+
+    quality = _quality()
+    queries = [
+        text
+        for name in ("dev", "dev-v3", "dev-v4", "dev-v5")
+        for labelled, off_topic in [quality.query_set(name)]
+        for text in [*(query for query, _ in labelled), *off_topic]
+    ]
+    questions = Question.objects.all()
+
+    def first_five():
+        return [question_search_results(questions, text).ids[:5] for text in queries]
+
+    every = first_five()
+    monkeypatch.setattr(semantic, "EXACT_PASSAGES", 0)
+    monkeypatch.setattr(semantic, "SHORTLIST", 60)
+    monkeypatch.setattr(semantic, "_READ", {})
+    assert semantic.vectors(questions).basis is not None
+    two_steps = first_five()
+    assert [bool(ids) for ids in two_steps] == [bool(ids) for ids in every]
+    same = sum(a == b for a, b in zip(every, two_steps, strict=True))
+    assert same >= 0.99 * len(queries), (same, len(queries))
