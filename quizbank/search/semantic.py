@@ -14,7 +14,8 @@ not to what a question asks but to what goes wrong in it: why it is asked, its h
 common mistakes and its wrong solutions' misconceptions and corrections; or to one of the lines its
 curators wrote of how learners ask it in their own words (`asked_as`). Each of those passages is
 encoded on its own (`symptom_texts`; a question's few dozen at most), stored together
-(`Question.symptom_embeddings`), and a question's symptom score is its best passage's. They depend
+(`Question.symptom_embeddings`), and a question's symptom score is its best passage's (scored in
+two steps in a bank of many thousand questions: `Vectors.passage_scores`). They depend
 on the hints and the exercise, saved after the question, so a save clears them and `fill` (the end
 of load_bank) or the first search that reads the question computes them.
 
