@@ -101,20 +101,23 @@ def question_search_results(queryset: QuerySet, text: str) -> SearchResults | No
     python = settings.SEARCH_RANKER == "python" or connection.vendor != "postgresql"
     backend = fallback if python else postgres
     mode = settings.SEARCH_SEMANTIC
-    similar = None
-    if mode not in ("off", "words"):
+    if mode == "only":
         similar = semantic.similarities(queryset, text[:MAX_LENGTH])
-    if similar is not None and mode == "only":
-        return SearchResults(semantic.semantic_only(similar), "")
+        if similar is not None:
+            return SearchResults(semantic.semantic_only(similar), "")
+    # The query's meaning is computed in a scoring thread while the database ranks its words.
+    # Without the encoder (its files not installed), full text alone (health: "search"): its word
+    # rules, not meaning, keep off-topic queries out.
+    pending = None
+    if mode not in ("off", "words", "only"):
+        pending = semantic.start_similarities(queryset, text[:MAX_LENGTH])
     read = list(terms)
     ids, terms = backend.ranked(queryset.order_by(), terms, text)
     if mode == "words":
         return SearchResults(bm25.ranked(queryset, read, 10), marked_words(read))
-    if similar is not None:
-        # Without the encoder (its files not installed), full text alone (health: "search"):
-        # its word rules, not meaning, keep off-topic queries out.
+    if pending is not None:
         words = bm25.ranked(queryset, read, semantic.CANDIDATES)
-        ids = semantic.fuse(ids, words, similar, read)
+        ids = semantic.fuse(ids, words, pending(), read)
         terms = read
     return SearchResults(ids, marked_words(terms))
 

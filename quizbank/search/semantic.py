@@ -31,9 +31,12 @@ Every figure below was set on the main, dev, dev-v3 and dev-v4 query sets
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import threading
 from collections import Counter, OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -509,10 +512,45 @@ def _fill_missing(model: Any, pks: list[int]) -> dict[int, bytes]:
 def similarities(queryset: QuerySet, text: str) -> Similar | None:
     """Every question of `queryset` with its cosine similarity to `text`; None without the
     encoder."""
+    waiting = start_similarities(queryset, text)
+    return waiting() if waiting is not None else None
+
+
+# Threads that encode and score queries while the request's own thread waits on the database
+# (`start_similarities`): numpy and the tokenizer release the interpreter while they compute.
+# One pool per process, made at its first search (a pool made before a fork would wait in the
+# child on threads that only the parent has).
+SCORING_THREADS = 4
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+
+
+def _pool() -> ThreadPoolExecutor:
+    pid = os.getpid()
+    pool = _POOLS.get(pid)
+    if pool is None:
+        with _READ_LOCK:
+            pool = _POOLS.get(pid)
+            if pool is None:
+                _POOLS.clear()
+                pool = _POOLS[pid] = ThreadPoolExecutor(
+                    SCORING_THREADS, thread_name_prefix="search-meaning"
+                )
+    return pool
+
+
+def start_similarities(queryset: QuerySet, text: str) -> Callable[[], Similar] | None:
+    """Start `similarities` in a scoring thread and return what waits for it (and raises what it
+    raised); None without the encoder. The query's forward pass and the products run while
+    PostgreSQL ranks its words on its own core. What reads the database (the questions' vectors,
+    once per bank version) runs here, in the caller's thread and connection, first."""
     model = encoder_module.encoder()
     if model is None:
         return None
     found = vectors(queryset)
+    return _pool().submit(_score, model, found, text).result
+
+
+def _score(model: encoder_module.Encoder, found: Vectors, text: str) -> Similar:
     query = model.query(text)
     return Similar(found.matrix @ query, found, found.passage_scores(query), query)
 
