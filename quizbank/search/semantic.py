@@ -290,7 +290,7 @@ class Vectors:
     symptoms: np.ndarray | None = None
     owners: np.ndarray | None = None
     _rows: dict[int, int] | None = None
-    # Where each question's run of passages starts and ends, and its row of `pks`.
+    # Where each question's run of passages starts and ends (`owners[starts]`: their rows).
     starts: np.ndarray | None = None
     ends: np.ndarray | None = None
     # Above EXACT_PASSAGES: the principal components (384 x COARSE_DIMENSIONS) and the passages
