@@ -69,3 +69,26 @@ def test_a_query_nearest_a_background_phrase_finds_nothing_though_the_bank_uses_
     background.write_text("how to knit a scarf\na flashlight or a torch for a camping trip\n")
     assert search() == []
     semantic._BACKGROUND.clear()
+
+
+def test_a_strong_match_is_answered_unless_a_background_phrase_is_nearer(monkeypatch):
+    # "which torch for camping" is 0.455 from a question about torch, over SEMANTIC_STRONG, and
+    # 0.665 from a camping phrase: the background decides, not the strong match alone.
+    import numpy as np
+
+    query = np.zeros(encoder.DIMENSIONS, dtype=np.float32)
+    query[0] = 1.0
+    question = np.zeros((1, encoder.DIMENSIONS), dtype=np.float32)
+    question[0, 0], question[0, 1] = 0.5, np.sqrt(0.75)
+    found = semantic.Vectors([1], question)
+    scores = question @ query
+    similar = semantic.Similar(scores, found, scores.copy(), query)
+    assert similar.best >= semantic.SEMANTIC_STRONG
+    near = np.zeros((1, encoder.DIMENSIONS), dtype=np.float32)
+    near[0, 0], near[0, 2] = 0.7, np.sqrt(0.51)
+    far = np.zeros((1, encoder.DIMENSIONS), dtype=np.float32)
+    far[0, 3] = 1.0
+    # No word of the query is one the bank holds: only the strong match could answer it.
+    for phrases, expected in ((far, True), (near, False)):
+        monkeypatch.setattr(semantic, "background", lambda phrases=phrases: phrases)
+        assert semantic.answerable(similar, [], [], []) is expected
