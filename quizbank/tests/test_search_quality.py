@@ -86,6 +86,9 @@ def test_search_finds_the_learners_question_in_the_real_bank(bank_slugs):
         # v6, written after the last tuning, 60 off-topic phrases sharing the bank's words in
         # other senses: 99.3% top-5, 96.0% top-1, 2 of 60 off-topic queries find questions.
         ("held-out-v6", 0.97, 0.93, 0.95, 3),
+        # v7, by another reviewer a stop later, before that stop changed anything: 100% top-5
+        # (98.7% with the Python ranker), 94.0% top-1, 1 of 60 off-topic queries finds questions.
+        ("held-out-v7", 0.97, 0.91, 0.94, 3),
     ],
 )
 def test_search_generalises_to_phrasings_written_apart(
