@@ -13,6 +13,7 @@ relevance floor does not move with the filters and the counts add up to the list
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -34,7 +35,7 @@ from django.db.models.functions import Cast
 
 from . import bm25, fallback, postgres, semantic
 from .highlight import highlight, question_search_fields, snippet
-from .terms import MAX_LENGTH, WORD_RE, Term, marked_words, search_terms
+from .terms import MAX_LENGTH, Term, marked_words, search_terms
 
 BIGINT_ARRAY = ArrayField(BigIntegerField())
 
@@ -92,17 +93,20 @@ class SearchResults:
 
 
 def question_search_results(queryset: QuerySet, text: str) -> SearchResults | None:
-    """The questions of `queryset` about `text`, best first; None when `text` has no words (no
-    search, not an empty one)."""
+    """The questions of `queryset` about `text`, best first; None when `text` holds no letter or
+    digit (no search, not an empty one)."""
+    # Folding may lengthen it ("ﬃ": "ffi"); what is read stays within MAX_LENGTH.
+    text = plain_text(text)[:MAX_LENGTH]
     terms = search_terms(text)
     if not terms:
-        # Only filler ("what is the difference") finds nothing; no words at all is no search.
-        return SearchResults([], "") if WORD_RE.search(text.lower()) else None
+        # Only filler ("what is the difference") finds nothing, and so do words of a script the
+        # bank is not written in ("градиент"); no letter or digit at all ("?!") is no search.
+        return SearchResults([], "") if any(c.isalnum() for c in text) else None
     python = settings.SEARCH_RANKER == "python" or connection.vendor != "postgresql"
     backend = fallback if python else postgres
     mode = settings.SEARCH_SEMANTIC
     if mode == "only":
-        similar = semantic.similarities(queryset, text[:MAX_LENGTH])
+        similar = semantic.similarities(queryset, text)
         if similar is not None:
             return SearchResults(semantic.semantic_only(similar), "")
     # The query's meaning is computed in a scoring thread while the database ranks its words.
@@ -110,7 +114,7 @@ def question_search_results(queryset: QuerySet, text: str) -> SearchResults | No
     # rules, not meaning, keep off-topic queries out.
     pending = None
     if mode not in ("off", "words", "only"):
-        pending = semantic.start_similarities(queryset, text[:MAX_LENGTH])
+        pending = semantic.start_similarities(queryset, text)
     read = list(terms)
     ids, terms = backend.ranked(queryset.order_by(), terms, text)
     if mode == "words":
@@ -120,6 +124,14 @@ def question_search_results(queryset: QuerySet, text: str) -> SearchResults | No
         ids = semantic.fuse(ids, words, pending(), read)
         terms = read
     return SearchResults(ids, marked_words(terms))
+
+
+def plain_text(text: str) -> str:
+    """`text` with its compatibility forms and accents folded: full-width letters and ligatures
+    read as the letters they draw ("ｄｒｏｐｏｕｔ", "ﬁne-tune"), an accented letter as its base
+    ("régularisation"). The bank is written in plain letters."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def question_search(queryset: QuerySet, text: str) -> QuerySet:

@@ -128,6 +128,20 @@ def test_search_with_no_words_does_not_filter(api):
     assert len(top(api, "?!")) == len(QUESTIONS)
 
 
+def test_words_of_a_script_the_bank_is_not_written_in_find_nothing(api):
+    # Not "no search": the whole list under a Russian query would read as its results.
+    for text in ("градиент взрыв", "梯度爆炸"):
+        response = api.get("/api/questions/", {"search": text})
+        assert response.status_code == 200
+        assert response.json()["count"] == 0, text
+
+
+def test_full_width_letters_ligatures_and_accents_read_as_plain_letters(api):
+    assert top(api, "ｃｏｎｔｉｇｕｏｕｓ")[:1] == ["view-vs-reshape"]
+    assert top(api, "ﬁnd the contiguous one")[:1] == top(api, "find the contiguous one")[:1]
+    assert top(api, "contígüous")[:1] == ["view-vs-reshape"]
+
+
 def test_search_text_with_query_syntax_is_harmless(api):
     assert top(api, "view & | ! reshape:* ('")[0] == "view-vs-reshape"
 
