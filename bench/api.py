@@ -236,6 +236,7 @@ def main() -> None:
 
         texts = [parse_qs(urlsplit(url).query).get("search", [""])[0] for url, _ in cases.values()]
         _passages(model, Question.objects.published(), [text for text in texts if text])
+        _stages(model, Question.objects.published(), [text for text in texts if text])
     print(f"load average (1, 5, 15 min) after timing: {_load()}")
     connection.close()
     if not args.keep:
@@ -278,6 +279,58 @@ def _passages(model, queryset, texts: list[str], repeat: int = 50) -> None:
             f"{text[:42]:<42} {timings[True]:7.2f} {timings[False]:9.2f}"
             f" {timings[False] / timings[True]:6.2f} {len(nearest[0] & nearest[1]):>13d}/20"
         )
+
+
+def _stages(model, queryset, texts: list[str], repeat: int = 50) -> None:
+    """What a fused search costs, stage by stage, each timed alone (p50 / p95 ms of `repeat`
+    runs): the query's forward pass (never cached), its products with the questions' vectors and
+    their passages', full text's ranking (PostgreSQL), BM25's, and the fusion. In a request the
+    forward pass and the products run in the scoring thread while PostgreSQL ranks the words."""
+    from functools import partial
+
+    import numpy as np
+
+    from quizbank.search import bm25, postgres, semantic
+    from quizbank.search.terms import search_terms
+
+    found = semantic.vectors(queryset)
+
+    def timed(work) -> str:
+        runs = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            work()
+            runs.append((time.perf_counter() - t0) * 1000)
+        return f"{statistics.median(runs):5.1f} / {percentile(runs, 0.95):5.1f}"
+
+    def encode(text: str) -> None:
+        model.forget_queries()
+        model.query(text)
+
+    def full_text(text: str) -> None:
+        postgres.ranked(queryset.order_by(), search_terms(text), text)
+
+    print("stages of a fused search, each alone (p50 / p95 ms)")
+    print(
+        f"{'query':<42} {'forward pass':>13} {'questions':>13} {'passages':>13}"
+        f" {'full text':>13} {'BM25':>13} {'fusion':>13}"
+    )
+    for text in texts:
+        query = model.query(text)
+        # As a search reads them: the ranker fills in the terms' corrections, which BM25 reads.
+        terms = search_terms(text)
+        ids, _ = postgres.ranked(queryset.order_by(), list(terms), text)
+        words = bm25.ranked(queryset, terms, semantic.CANDIDATES)
+        similar = semantic.Similar(found.matrix @ query, found, found.passage_scores(query), query)
+        stages = (
+            partial(encode, text),
+            partial(np.matmul, found.matrix, query),
+            partial(found.passage_scores, query),
+            partial(full_text, text),
+            partial(bm25.ranked, queryset, terms, semantic.CANDIDATES),
+            partial(semantic.fuse, ids, words, similar, terms),
+        )
+        print(f"{text[:42]:<42}" + "".join(f" {timed(stage):>13}" for stage in stages))
 
 
 def _load() -> str:
