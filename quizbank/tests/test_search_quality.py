@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from quizbank.bank.sync import bank_load
 from quizbank.models import Question
@@ -31,10 +31,20 @@ def _quality():
     return module
 
 
+@pytest.fixture(scope="module")
+def _shipped_bank(django_db_setup, django_db_blocker):
+    # Loaded once for the module (each load takes seconds, and a dozen tests read the same bank),
+    # in a transaction rolled back at the module's end; each test runs in a savepoint of it
+    # (pytest-django's own), so what a test changes is undone after it.
+    with django_db_blocker.unblock(), transaction.atomic():
+        bank_load(paths=[ROOT / "fixtures" / "bank"])
+        yield set(Question.objects.values_list("slug", flat=True))
+        transaction.set_rollback(True)
+
+
 @pytest.fixture
-def bank_slugs():
-    bank_load(paths=[ROOT / "fixtures" / "bank"])
-    return set(Question.objects.values_list("slug", flat=True))
+def bank_slugs(_shipped_bank, db):
+    return _shipped_bank
 
 
 def test_search_finds_the_learners_question_in_the_real_bank(bank_slugs):
