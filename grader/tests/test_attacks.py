@@ -634,6 +634,25 @@ def test_an_object_equal_to_everything_is_not_comparable(pool):
     )
 
 
+def test_a_subclass_of_a_standard_dict_is_not_comparable(pool):
+    # OrderedDict and defaultdict are compared as dicts (runner._export), by exact type: a
+    # subclass of one could answer items() or == as it likes.
+    code = """
+    import collections
+    class Agreeable(collections.OrderedDict):
+        def __eq__(self, other):
+            return True
+        __hash__ = object.__hash__
+    def probe():
+        return Agreeable(a=1)
+    """
+    result = pool.grade(probe_job(code))
+    assert result["status"] == "failed"
+    assert result["checks"][0]["message"] == (
+        "`out` is a submission.Agreeable, which a check cannot compare."
+    )
+
+
 def test_a_tensor_subclass_is_not_comparable(pool):
     code = """
     import torch

@@ -183,6 +183,12 @@ def test_a_check_can_set_its_own_tolerances(pool):
         ("{'a': 1, 'b': [None, True, 'x']}", "{'a': 1, 'b': [None, True, 'x']}", None),
         ("{'a': 1}", "{'a': 1, 'b': 2}", "the keys differ"),
         ("(1, 2)", "[1, 2]", "a tuple where a list was expected"),
+        # The standard library's dicts are dicts: a contract asking for one is met by each.
+        ("__import__('collections').OrderedDict(a=1, b=[2])", "{'a': 1, 'b': [2]}", None),
+        ("__import__('collections').defaultdict(list, a=[1])", "{'a': [1]}", None),
+        ("__import__('collections').Counter('aab')", "{'a': 2, 'b': 1}", None),
+        ("{'x': __import__('collections').OrderedDict(a=1)}", "{'x': {'a': 1}}", None),
+        ("__import__('collections').OrderedDict(a=1)", "{'a': 2}", "a value differs"),
         ("[torch.zeros(2)]", "[torch.zeros(2), 1]", "the number of items differs"),
         ("torch.tensor([float('nan')])", "torch.tensor([float('nan')])", None),
         # A Parameter arrives as a plain tensor, and whether it tracks gradients is compared too.
