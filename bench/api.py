@@ -321,7 +321,7 @@ def _stages(model, queryset, texts: list[str], repeat: int = 50) -> None:
         terms = search_terms(text)
         ids, _ = postgres.ranked(queryset.order_by(), list(terms), text)
         words = bm25.ranked(queryset, terms, semantic.CANDIDATES)
-        similar = semantic.Similar(found.matrix @ query, found, found.passage_scores(query), query)
+        similar = semantic._score(model, found, text)
         stages = (
             partial(encode, text),
             partial(np.matmul, found.matrix, query),
