@@ -3,7 +3,7 @@ from django import forms
 
 from .caching import bank_tags
 from .models import Application, Question, Topic
-from .search import SearchResults, question_search_results
+from .search import SearchResults, cached_search_results
 from .tagging import has_any
 
 
@@ -77,11 +77,12 @@ class QuestionFilter(django_filters.FilterSet):
         return queryset if results is None else results.narrow(queryset)
 
     def search_results(self, text: str) -> SearchResults | None:
-        """The search, run once per FilterSet over every question the user may see: the list
-        and each facet's count (`queryset_without`) narrow the same results."""
+        """The search, run once per FilterSet over every question the user may see (and kept
+        for the same search's next request): the list and each facet's count
+        (`queryset_without`) narrow the same results."""
         cached = self.__dict__.get("_search")
         if cached is None or cached[0] != text:
-            cached = self.__dict__["_search"] = (text, question_search_results(self.queryset, text))
+            cached = self.__dict__["_search"] = (text, cached_search_results(self.queryset, text))
         return cached[1]
 
     def exact_search_results(self) -> SearchResults | None:

@@ -129,6 +129,9 @@ SEARCH_RANKER = "auto"
 # meaning), or for bench/search_quality.py's columns "off" (the full-text ranker alone, as
 # without the encoder), "words" (BM25 alone) or "only" (meaning alone).
 SEARCH_SEMANTIC = os.environ.get("SEARCH_SEMANTIC", "fused")
+# Seconds a search's results are kept in the shared cache for the same search again (the next
+# page, a filter ticked); 0 ranks every request afresh. A write to the bank forgets them at once.
+SEARCH_RESULTS_CACHE = int(os.environ.get("SEARCH_RESULTS_CACHE", "600"))
 AUTH_USER_MODEL = "accounts.User"
 
 AUTH_PASSWORD_VALIDATORS = [

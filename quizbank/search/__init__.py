@@ -13,11 +13,15 @@ relevance floor does not move with the filters and the counts add up to the list
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import unicodedata
 from dataclasses import dataclass
+from pathlib import Path
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
+from django.core.cache import cache
 from django.db import connection
 from django.db.models import (
     BigIntegerField,
@@ -33,7 +37,8 @@ from django.db.models import (
 )
 from django.db.models.functions import Cast
 
-from . import bm25, fallback, postgres, semantic
+from ..caching import bank_version
+from . import bm25, encoder, fallback, postgres, semantic
 from .highlight import highlight, question_search_fields, snippet
 from .terms import MAX_LENGTH, Term, marked_words, search_terms
 
@@ -42,6 +47,7 @@ BIGINT_ARRAY = ArrayField(BigIntegerField())
 __all__ = [
     "SearchResults",
     "Term",
+    "cached_search_results",
     "highlight",
     "question_search",
     "question_search_fields",
@@ -124,6 +130,53 @@ def question_search_results(queryset: QuerySet, text: str) -> SearchResults | No
         ids = semantic.fuse(ids, words, pending(), read)
         terms = read
     return SearchResults(ids, marked_words(terms))
+
+
+def cached_search_results(queryset: QuerySet, text: str) -> SearchResults | None:
+    """`question_search_results`, kept in the shared cache for SEARCH_RESULTS_CACHE seconds (0:
+    never): the same words searched again (the next page, a filter ticked, another learner typing
+    them) reuse the ranking instead of running it again. The key holds the bank version (a write
+    to the bank is never answered from before it), the questions searched (staff and learners
+    see different ones), how search ranks (settings, the encoder's presence) and the search
+    code itself (a deploy that ranks differently never reads the old results)."""
+    timeout = settings.SEARCH_RESULTS_CACHE
+    if not timeout:
+        return question_search_results(queryset, text)
+    key = _results_key(queryset, text)
+    found = cache.get(key)
+    if isinstance(found, SearchResults):
+        return found
+    results = question_search_results(queryset, text)
+    if results is not None:
+        cache.set(key, results, timeout)
+    return results
+
+
+def _results_key(queryset: QuerySet, text: str) -> str:
+    sql, params = queryset.values("pk").query.sql_with_params()
+    parts = (
+        sql,
+        repr(params),
+        text,
+        settings.SEARCH_SEMANTIC,
+        settings.SEARCH_RANKER,
+        connection.vendor,
+        encoder.encoder() is not None,
+        _code_fingerprint(),
+    )
+    digest = hashlib.sha256("\x00".join(map(str, parts)).encode()).hexdigest()
+    return f"quizbank:search:{bank_version()}:{digest[:40]}"
+
+
+@functools.cache
+def _code_fingerprint() -> str:
+    """A digest of this package's code and word lists: what a search's results depend on besides
+    the bank and the settings."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.iterdir()):
+        if path.suffix in (".py", ".txt"):
+            digest.update(path.name.encode() + b"\x00" + path.read_bytes())
+    return digest.hexdigest()
 
 
 def plain_text(text: str) -> str:

@@ -4,6 +4,13 @@ Every test runs twice: with the database's ranker (PostgreSQL full-text search i
 Python ranker that SQLite uses."""
 
 import pytest
+from django.contrib.auth.models import AnonymousUser
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from quizbank import search, selectors
+from quizbank.models import Question
 
 from .factories import QuestionFactory, TopicFactory
 
@@ -363,3 +370,75 @@ def test_a_slip_whose_stem_an_answer_uses_still_finds_the_title_word(api, settin
     settings.SEARCH_SEMANTIC = "off"
     assert top(api, "knowlege distilation")[:1] == ["distillation"]
     assert top(api, "knowledge distilation")[:1] == ["distillation"]
+
+
+def searched(api, params):
+    """A search's response body and the number of database queries it ran."""
+    with CaptureQueriesContext(connection) as queries:
+        response = api.get("/api/questions/", params)
+    assert response.status_code == 200
+    return response.json(), len(queries)
+
+
+def test_the_same_search_again_reuses_its_ranking(api):
+    topic = TopicFactory(slug="many")
+    for n in range(3):
+        QuestionFactory(slug=f"grad-{n}", title=f"Gradient question {n}", primary_topic=topic)
+    first, ranked = searched(api, {"search": "gradient", "page_size": 2})
+    assert first["count"] >= 3
+    again, reused = searched(api, {"search": "gradient", "page_size": 2})
+    assert again == first
+    # Only the page's rows are read: no query of the ranking.
+    assert reused == 1 < ranked
+    # The next page and a filter ticked narrow the same results.
+    body, _ = searched(api, {"search": "gradient", "page_size": 2, "page": 2})
+    assert body["count"] == first["count"]
+    assert {row["slug"] for row in body["results"]}.isdisjoint(
+        row["slug"] for row in first["results"]
+    )
+    body, count = searched(api, {"search": "gradient", "topic": "many"})
+    assert {row["slug"] for row in body["results"]} == {"grad-0", "grad-1", "grad-2"}
+    assert count < ranked + 2
+
+
+def test_a_search_after_a_change_to_the_bank_ranks_it(api):
+    assert top(api, "freeze layers fine tuning") == []
+    question = Question.objects.get(slug="move-to-gpu")
+    question.title = "Freezing layers when fine-tuning"
+    question.concepts = ["requires_grad", "fine-tuning"]
+    question.save()
+    assert top(api, "freeze layers fine tuning")[:1] == ["move-to-gpu"]
+    question.status = Question.Status.DRAFT
+    question.save()
+    assert "move-to-gpu" not in top(api, "freeze layers fine tuning")
+
+
+def test_learners_never_read_the_search_a_curator_ran(api, staff):
+    QuestionFactory(
+        slug="dropout-draft",
+        title="Dropout at inference time",
+        status=Question.Status.DRAFT,
+        primary_topic=Question.objects.get(slug="zero-grad").primary_topic,
+    )
+    assert "dropout-draft" not in top(api, "dropout inference")
+    api.force_authenticate(staff)
+    assert "dropout-draft" in top(api, "dropout inference")
+    api.force_authenticate(None)
+    assert "dropout-draft" not in top(api, "dropout inference")
+
+
+def test_kept_results_are_read_until_the_cache_is_off(api, settings):
+    text = "freeze layers fine tuning"
+    assert top(api, text) == []
+    rows = selectors.question_rows(user=AnonymousUser())
+    key = search._results_key(rows, text)
+    assert cache.get(key).ids == []  # what the search above kept
+    # Another result planted under that key is what the same search answers next.
+    moved = Question.objects.get(slug="move-to-gpu")
+    cache.set(key, search.SearchResults([moved.pk], ""))
+    assert top(api, text) == ["move-to-gpu"]
+    settings.SEARCH_RESULTS_CACHE = 0
+    assert top(api, text) == []
+    # Another way of ranking is not answered with this one's results.
+    settings.SEARCH_SEMANTIC = "off" if settings.SEARCH_SEMANTIC != "off" else "fused"
+    assert search._results_key(rows, text) != key
