@@ -40,7 +40,7 @@ from django.db.models.functions import Cast
 from ..caching import bank_version
 from . import bm25, encoder, fallback, postgres, semantic
 from .highlight import highlight, question_search_fields, snippet
-from .terms import MAX_LENGTH, Term, marked_words, search_terms
+from .terms import MAX_LENGTH, SYNONYMS_PATH, Term, marked_words, search_terms
 
 BIGINT_ARRAY = ArrayField(BigIntegerField())
 
@@ -161,7 +161,9 @@ def _results_key(queryset: QuerySet, text: str) -> str:
         settings.SEARCH_SEMANTIC,
         settings.SEARCH_RANKER,
         connection.vendor,
-        encoder.encoder() is not None,
+        # Whether meaning ranks too (full text alone without the encoder's files); the encoder
+        # is not loaded for a ranking that does not use it.
+        settings.SEARCH_SEMANTIC not in ("off", "words") and encoder.encoder() is not None,
         _code_fingerprint(),
     )
     digest = hashlib.sha256("\x00".join(map(str, parts)).encode()).hexdigest()
@@ -170,11 +172,12 @@ def _results_key(queryset: QuerySet, text: str) -> str:
 
 @functools.cache
 def _code_fingerprint() -> str:
-    """A digest of this package's code and word lists: what a search's results depend on besides
-    the bank and the settings."""
+    """A digest of this package's code, its word lists and the synonyms file: what a search's
+    results depend on besides the bank's rows and the settings."""
     digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.iterdir()):
-        if path.suffix in (".py", ".txt"):
+    files = [p for p in sorted(Path(__file__).parent.iterdir()) if p.suffix in (".py", ".txt")]
+    for path in [*files, SYNONYMS_PATH]:
+        if path.is_file():
             digest.update(path.name.encode() + b"\x00" + path.read_bytes())
     return digest.hexdigest()
 
