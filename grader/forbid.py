@@ -6,10 +6,12 @@ MultiheadAttention [as M]``, ``import torch.nn as tnn; tnn.MultiheadAttention`` 
 ``getattr(nn, "MultiheadAttention")``. ``F`` and ``nn`` in a rule mean torch.nn.functional and
 torch.nn, as in the exercises; a rule without a dot (``sorted``) matches that plain name only.
 An alias by assignment (``t = torch``) is followed too. An exercise with any rule also forbids
-PRIVATE: torch's private bindings reach the same kernels under other names, and ``gc`` reaches
-the originals behind traps.py's wrappers. This is an exercise rule, not a security boundary: code
-that builds names at run time (eval, importlib) can evade it, which is why the rules are also
-enforced at run time by traps.py, and the sandbox does not depend on either.
+PRIVATE: torch's private bindings reach the same kernels under other names, ``gc`` reaches
+the originals behind traps.py's wrappers, and ``ctypes`` rewrites memory (traps.py's audit hook
+refuses only some of its calls: ``memmove`` raises no audit event). This is an exercise rule,
+not a security boundary: code that builds names at run time (eval, importlib) can evade it,
+which is why the rules are also enforced at run time by traps.py, and the sandbox does not
+depend on either.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ class TooDeep(ValueError):  # noqa: N818 - the grader turns it into a sentence
     of a chain thousands of levels deep would cost the trusted process quadratic time."""
 
 
-PRIVATE = ("torch._C", "torch._VF", "torch.ops", "gc")
+PRIVATE = ("torch._C", "torch._VF", "torch.ops", "gc", "ctypes")
 
 _CONVENTIONAL = {"F": "torch.nn.functional", "nn": "torch.nn", "np": "numpy"}
 

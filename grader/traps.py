@@ -109,6 +109,9 @@ class _Rules:
     keys: set[tuple[str, int, str]] = field(default_factory=set)
     # The code of the trap, guard and handle wrappers: a frame running one was already decided.
     vetted: set[types.CodeType] = field(default_factory=set)
+    # The files those keys are in, each with its rule: code of one executed after arming is a
+    # copy of a forbidden function's module (its loader run again, a reload), which no trap sees.
+    files: dict[str, str] = field(default_factory=dict)
 
     def forbid(self, rule: str, line: int | None) -> NoReturn:
         if rule not in self.sent:  # one frame per rule: a loop of calls must not flood the channel
@@ -121,16 +124,53 @@ def _key(code: types.CodeType) -> tuple[str, int, str]:
     return (code.co_filename, code.co_firstlineno, code.co_name)
 
 
+def _library_file(filename: Any) -> bool:
+    return isinstance(filename, str) and (
+        filename.startswith(_LIBRARY_PREFIXES) or filename.startswith("<frozen ")
+    )
+
+
 def _library(frame: types.FrameType) -> bool:
     """Whether ``frame`` runs torch's, the standard library's or the grader's own code: under
-    their file names *and* in the namespace of the module loaded from there. Code compiled under
-    torch's file name into a namespace of its own (a copy through the module's loader) is not."""
-    filename = frame.f_code.co_filename
-    if not (filename.startswith(_LIBRARY_PREFIXES) or filename.startswith("<frozen ")):
+    their file names *and* in the namespace of a module loaded before the submission (held in
+    `_GENUINE` since then), or of one the import system loaded since, whose code is the code
+    its file compiles to. Neither the file name nor ``sys.modules`` decides alone: the
+    submission can register a module of its own making under any name, with code compiled
+    under a library's file name (the "fake library" forgery)."""
+    code = frame.f_code
+    if not _library_file(code.co_filename):
         return False
     namespace = frame.f_globals
-    module = sys.modules.get(namespace.get("__name__"))  # type: ignore[arg-type]
-    return module is not None and getattr(module, "__dict__", None) is namespace
+    if _GENUINE.get(id(namespace)) is namespace:
+        return True
+    # Imported after the submission started (torch imports lazily): a name the process did not
+    # hold then, whose module's namespace this is, running its own file's code.
+    name = namespace.get("__name__")
+    if not isinstance(name, str) or name in _INDEXED or name in _BEFORE:
+        return False
+    module = sys.modules.get(name)
+    return getattr(module, "__dict__", None) is namespace and _from_its_file(code)
+
+
+_COMPILED: dict[str, frozenset[tuple[int, str, bytes]]] = {}
+
+
+def _from_its_file(code: types.CodeType) -> bool:
+    """Whether ``code`` is one that compiling its own file gives (first line, name, bytecode)."""
+    filename = code.co_filename
+    if filename not in _COMPILED:
+        found: set[tuple[int, str, bytes]] = set()
+        try:
+            with open(filename, "rb") as handle:
+                pending = [compile(handle.read(), filename, "exec", dont_inherit=True)]
+        except (OSError, SyntaxError, ValueError):
+            pending = []
+        while pending:
+            item = pending.pop()
+            found.add((item.co_firstlineno, item.co_name, item.co_code))
+            pending += [c for c in item.co_consts if isinstance(c, types.CodeType)]
+        _COMPILED[filename] = frozenset(found)
+    return (code.co_firstlineno, code.co_name, code.co_code) in _COMPILED[filename]
 
 
 def _handed_in(frame: types.FrameType, target: Any) -> bool:
@@ -397,13 +437,19 @@ def arm(rules: list[str], fd: int) -> tuple[list[str], Handles]:
                     originals.append(init)
                     handles._classes[id(member)] = rule
                     for key, method in list(vars(member).items()):
-                        shared.keys |= _function_keys(method)
+                        keys = _function_keys(method)
+                        shared.keys |= keys
+                        for filename, _, _ in keys:
+                            shared.files.setdefault(filename, rule)
                         if key != "__init__" and isinstance(method, types.FunctionType):
                             setattr(member, key, _guard(method, rule, shared, made))
                 continue
             targets = [member, *_bindings(member, rule.rpartition(".")[2])]
             for target in targets:
-                shared.keys |= _function_keys(target)
+                keys = _function_keys(target)
+                shared.keys |= keys
+                for filename, _, _ in keys:
+                    shared.files.setdefault(filename, rule)
                 if id(target) not in replace:
                     replace[id(target)] = _trap(target, rule, shared)
                     originals.append(target)
@@ -440,11 +486,77 @@ def arm(rules: list[str], fd: int) -> tuple[list[str], Handles]:
     if len(sys.modules) != len(_INDEXED):
         for module_name in set(sys.modules) - _INDEXED:
             _replace_in(sys.modules[module_name], replace)
+            _BEFORE.add(module_name)
+            _keep(sys.modules[module_name])
     for name, trap in tensor_methods.items():
         setattr(torch.Tensor, name, trap)
     if base_methods:
         _set_on_immutable(torch._C.TensorBase, base_methods)
+    sys.addaudithook(_audit(shared))
     return armed, handles
+
+
+class ForgedLibraryCode(RuntimeError):
+    """Raised in the sandbox when the submission makes code pass for torch's or the standard
+    library's own (see `_audit`)."""
+
+
+def _audit(rules: _Rules) -> Callable[[str, tuple[Any, ...]], None]:
+    """An audit hook, for the rest of the run (no code can remove one), that sees what no trap
+    is on the way of:
+
+    - code from a forbidden function's file compiled or executed again (a copy of its module
+      through the module's loader, from its source, or a reload): the call itself, reported as
+      the rule's;
+    - code the submission makes under a library's file name (compiled from other source, built
+      as a code object, or unmarshalled), and ctypes, which rewrites memory: refused, so that
+      frames that pass for library code are library code. Library code doing so for itself
+      (torch compiling what it generates) is not refused.
+    """
+    files = rules.files
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event == "exec":
+            code = args[0] if args else None
+            if isinstance(code, types.CodeType) and code.co_filename in files:
+                rules.forbid(files[code.co_filename], _submission_line())
+        elif event == "compile":
+            if len(args) > 1 and _library_file(args[1]) and not _library(sys._getframe(1)):
+                if args[1] in files:  # a forbidden function's module compiled again: a copy
+                    rules.forbid(files[args[1]], _submission_line())
+                if not _is_its_source(args[0], args[1]):
+                    raise ForgedLibraryCode(f"code compiled under the file name {args[1]}")
+        elif event == "code.__new__":
+            if len(args) > 1 and _library_file(args[1]) and not _library(sys._getframe(1)):
+                raise ForgedLibraryCode(f"a code object made under the file name {args[1]}")
+        elif (event == "marshal.loads" or event.startswith("ctypes.")) and not _library(
+            sys._getframe(1)
+        ):
+            raise ForgedLibraryCode(f"{event} is not available to submissions here")
+
+    return hook
+
+
+def _is_its_source(source: Any, filename: str) -> bool:
+    """Whether ``source`` is the text of the file it is compiled under."""
+    if isinstance(source, str):
+        source = source.encode()
+    if not isinstance(source, bytes | bytearray | memoryview):
+        return False
+    try:
+        with open(filename, "rb") as handle:
+            return handle.read() == bytes(source)
+    except OSError:
+        return False
+
+
+def _submission_line() -> int | None:
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == "submission.py":
+            return frame.f_lineno
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
 
 
 def _set_on_immutable(cls: type, attributes: dict[str, Callable[..., Any]]) -> None:
@@ -469,6 +581,17 @@ def _replace_in(module: Any, replace: dict[int, Callable[..., Any]]) -> None:
 
 _INDEX: dict[int, list[tuple[str, str]]] = {}  # id of a callable -> (module, name) holding it
 _INDEXED: set[str] = set()
+# The namespaces of the modules loaded before the submission (id -> the dict itself, kept alive so
+# that no dict of the submission's making can take its id), and the names of those loaded between
+# index() and arm().
+_GENUINE: dict[int, dict[str, Any]] = {}
+_BEFORE: set[str] = set()
+
+
+def _keep(module: Any) -> None:
+    namespace = getattr(module, "__dict__", None)
+    if isinstance(namespace, dict):
+        _GENUINE[id(namespace)] = namespace
 
 
 def index() -> None:
@@ -478,8 +601,11 @@ def index() -> None:
     pages that hold them: ~100 ms a run instead of a few."""
     _INDEX.clear()
     _INDEXED.clear()
+    _GENUINE.clear()
+    _BEFORE.clear()
     for module_name, module in list(sys.modules.items()):
         _INDEXED.add(module_name)
+        _keep(module)
         namespace = getattr(module, "__dict__", None)
         if not isinstance(namespace, dict):
             continue

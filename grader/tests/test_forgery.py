@@ -175,3 +175,158 @@ def test_check_code_keeps_its_own_handles_to_what_the_learner_may_not_call(pool)
     job = {**probe_job(stolen), "forbid": ["F.scaled_dot_product_attention"]}
     job["checks"][0]["code"] = check
     assert_rejected(pool.grade(job), "F.scaled_dot_product_attention")
+
+
+# Torch's own helpers called from a module of the learner's making, its code compiled under a
+# file name in the standard library's folder and registered in sys.modules: the trap took its
+# frames for the standard library's, and all 15 checks passed (stop 42's red team).
+FAKE_LIBRARY = """
+    import os, sys, types, torch
+    _SOURCE = "\\n".join([
+        "import torch.nn.utils as U",
+        "def total(grads, norm_type): return U.get_total_norm(grads, norm_type)",
+        "def scale(params, limit, total): return U.clip_grads_with_norm_(params, limit, total)",
+        "def value(params, limit): return U.clip_grad_value_(params, limit)",
+    ])
+    _mod = types.ModuleType("zz_helpers")
+    sys.modules["zz_helpers"] = _mod
+    _name = os.path.join(os.path.dirname(os.__file__), "zz_helpers.py")
+    COMPILE
+    exec(_code, _mod.__dict__)
+
+    def clip_grad_norm(parameters, max_norm, norm_type=2.0):
+        parameters = [parameters] if isinstance(parameters, torch.Tensor) else list(parameters)
+        grads = [p.grad for p in parameters if p.grad is not None]
+        if not grads:
+            return torch.tensor(0.0)
+        total = _mod.total(grads, norm_type)
+        _mod.scale(parameters, max_norm, total)
+        return total
+
+    def clip_grad_value(parameters, clip_value):
+        _mod.value(parameters, clip_value)
+
+    def train_step(model, optimizer, loss_fn, x, y, max_norm):
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        norm = clip_grad_norm(model.parameters(), max_norm)
+        optimizer.step()
+        return loss.item(), norm.item()
+"""
+
+
+def test_code_made_to_pass_for_a_library_module_is_not_the_librarys(pool):
+    direct = FAKE_LIBRARY.replace("COMPILE", '_code = compile(_SOURCE, _name, "exec")')
+    result = pool.grade(bank_job("gradient-clipping", direct))
+    assert result["status"] == "error", result
+    assert "ForgedLibraryCode" in result["message"], result["message"]
+    # Compiled by the standard library's own code (a pool's worker), the compile is not refused,
+    # but the module is still not one loaded before the submission, nor its file's code.
+    by_a_thread = FAKE_LIBRARY.replace(
+        "COMPILE",
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "    _code = ThreadPoolExecutor(1).submit(compile, _SOURCE, _name, 'exec').result()",
+    )
+    result = pool.grade(bank_job("gradient-clipping", by_a_thread))
+    assert_rejected(result, "nn.utils.")
+    assert_still_grading(pool)
+
+
+COPY_BY_LOADER = """
+    import importlib, importlib.util, torch
+    HOW
+
+    def clip_grad_norm(parameters, max_norm, norm_type=2.0):
+        parameters = [parameters] if isinstance(parameters, torch.Tensor) else list(parameters)
+        grads = [p.grad for p in parameters if p.grad is not None]
+        if not grads:
+            return torch.tensor(0.0)
+        total = _mod._get_total_norm(grads, norm_type)
+        _mod._clip_grads_with_norm_(parameters, max_norm, total)
+        return total
+
+    def clip_grad_value(parameters, clip_value):
+        _mod.clip_grad_value_(parameters, clip_value)
+
+    def train_step(model, optimizer, loss_fn, x, y, max_norm):
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        norm = clip_grad_norm(model.parameters(), max_norm)
+        optimizer.step()
+        return loss.item(), norm.item()
+"""
+
+
+def test_a_fresh_copy_of_a_forbidden_functions_module_is_the_call_itself(pool):
+    # The module's loader run again gives functions no trap replaced, and they call nothing
+    # trapped: all 15 checks passed (stop 42). Executing that file's code again is the call.
+    loader = (
+        '_spec = importlib.util.find_spec("torch.nn.utils.clip_grad")\n'
+        "    _mod = importlib.util.module_from_spec(_spec)\n"
+        "    _spec.loader.exec_module(_mod)"
+    )
+    result = pool.grade(bank_job("gradient-clipping", COPY_BY_LOADER.replace("HOW", loader)))
+    assert_rejected(result, "nn.utils.")
+    # A reload runs the file's code again in the module's own namespace, over the traps.
+    reload = '_mod = importlib.reload(importlib.import_module("torch.nn.utils.clip_grad"))'
+    result = pool.grade(bank_job("gradient-clipping", COPY_BY_LOADER.replace("HOW", reload)))
+    assert_rejected(result, "nn.utils.")
+    assert_still_grading(pool)
+
+
+def test_library_code_loaded_after_the_submission_started_is_still_library_code(pool):
+    # Modules first imported while the checks run (torch imports lazily) are library code when
+    # the import system loaded them from their own files: optparse, imported here for the first
+    # time, calls the forbidden textwrap.fill for itself (its help formatter): not the learner's.
+    code = """
+    import sys
+    def probe():
+        if "optparse" in sys.modules:
+            return "optparse was loaded before the submission: choose another module"
+        import optparse
+        optparse.OptionParser(description="one two three " * 20).format_help()
+        return "blocked"
+    """
+    job = {**probe_job(code), "forbid": ["textwrap.fill"]}
+    result = pool.grade(job)
+    assert result["status"] == "passed", result
+    # The same call made by the learner is the learner's.
+    job["code"] = (
+        "import textwrap\n"
+        "def probe():\n    return getattr(textwrap, 'fi' + 'll')('a') and 'blocked'\n"
+    )
+    assert_rejected(pool.grade(job), "textwrap.fill")
+
+
+def test_the_learners_code_cannot_make_code_that_passes_for_a_librarys(pool):
+    # Each way to get a code object under a library's file name without compiling other source
+    # under it, and ctypes, which could rewrite one: refused when the learner's code asks (ctypes
+    # named plainly is refused before anything runs; memmove raises no audit event: Known limits).
+    attempts = {
+        "replace": "(lambda: 0).__code__.replace(co_filename=os.__file__)",
+        "marshal": "marshal.loads(marshal.dumps((lambda: 0).__code__))",
+        "ctypes": "ct.c_char.from_address(id(probe))",
+    }
+    for name, attempt in attempts.items():
+        code = f"""
+        import marshal, os, sys
+        # Reached without its name (the static check refuses the name in such an exercise).
+        ct = next(m for n, m in sys.modules.items() if n[:2] == "ct" and n[2:] == "ypes")
+        def probe():
+            try:
+                {attempt}
+            except Exception as error:
+                return "blocked" if type(error).__name__ == "ForgedLibraryCode" else repr(error)
+            return "not blocked"
+        """
+        job = {**probe_job(code), "forbid": ["F.layer_norm"]}
+        result = pool.grade(job)
+        assert result["status"] == "passed", (name, result)
+    # A code object under the learner's own file name is still the learner's to make.
+    code = """
+    def probe():
+        return (lambda: 0).__code__.replace(co_filename="mine.py") and "blocked"
+    """
+    assert pool.grade({**probe_job(code), "forbid": ["F.layer_norm"]})["status"] == "passed"
