@@ -193,18 +193,23 @@ FAKE_LIBRARY = """
     _name = os.path.join(os.path.dirname(os.__file__), "zz_helpers.py")
     COMPILE
     exec(_code, _mod.__dict__)
+    _total, _scale, _value = _mod.total, _mod.scale, _mod.value
+"""
 
+# The exercise's three functions on top of torch's helpers (_total, _scale and _value, bound by
+# the prelude each forgery puts before this).
+CLIPPING = """
     def clip_grad_norm(parameters, max_norm, norm_type=2.0):
         parameters = [parameters] if isinstance(parameters, torch.Tensor) else list(parameters)
         grads = [p.grad for p in parameters if p.grad is not None]
         if not grads:
             return torch.tensor(0.0)
-        total = _mod.total(grads, norm_type)
-        _mod.scale(parameters, max_norm, total)
+        total = _total(grads, norm_type)
+        _scale(parameters, max_norm, total)
         return total
 
     def clip_grad_value(parameters, clip_value):
-        _mod.value(parameters, clip_value)
+        _value(parameters, clip_value)
 
     def train_step(model, optimizer, loss_fn, x, y, max_norm):
         optimizer.zero_grad()
@@ -217,16 +222,19 @@ FAKE_LIBRARY = """
 
 
 def test_code_made_to_pass_for_a_library_module_is_not_the_librarys(pool):
-    direct = FAKE_LIBRARY.replace("COMPILE", '_code = compile(_SOURCE, _name, "exec")')
+    direct = FAKE_LIBRARY.replace("COMPILE", '_code = compile(_SOURCE, _name, "exec")') + CLIPPING
     result = pool.grade(bank_job("gradient-clipping", direct))
     assert result["status"] == "error", result
     assert "ForgedLibraryCode" in result["message"], result["message"]
     # Compiled by the standard library's own code (a pool's worker), the compile is not refused,
     # but the module is still not one loaded before the submission, nor its file's code.
-    by_a_thread = FAKE_LIBRARY.replace(
-        "COMPILE",
-        "from concurrent.futures import ThreadPoolExecutor\n"
-        "    _code = ThreadPoolExecutor(1).submit(compile, _SOURCE, _name, 'exec').result()",
+    by_a_thread = (
+        FAKE_LIBRARY.replace(
+            "COMPILE",
+            "from concurrent.futures import ThreadPoolExecutor\n"
+            "    _code = ThreadPoolExecutor(1).submit(compile, _SOURCE, _name, 'exec').result()",
+        )
+        + CLIPPING
     )
     result = pool.grade(bank_job("gradient-clipping", by_a_thread))
     assert_rejected(result, "nn.utils.")
@@ -236,26 +244,8 @@ def test_code_made_to_pass_for_a_library_module_is_not_the_librarys(pool):
 COPY_BY_LOADER = """
     import importlib, importlib.util, torch
     HOW
-
-    def clip_grad_norm(parameters, max_norm, norm_type=2.0):
-        parameters = [parameters] if isinstance(parameters, torch.Tensor) else list(parameters)
-        grads = [p.grad for p in parameters if p.grad is not None]
-        if not grads:
-            return torch.tensor(0.0)
-        total = _mod._get_total_norm(grads, norm_type)
-        _mod._clip_grads_with_norm_(parameters, max_norm, total)
-        return total
-
-    def clip_grad_value(parameters, clip_value):
-        _mod.clip_grad_value_(parameters, clip_value)
-
-    def train_step(model, optimizer, loss_fn, x, y, max_norm):
-        optimizer.zero_grad()
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        norm = clip_grad_norm(model.parameters(), max_norm)
-        optimizer.step()
-        return loss.item(), norm.item()
+    _total, _scale = _mod._get_total_norm, _mod._clip_grads_with_norm_
+    _value = _mod.clip_grad_value_
 """
 
 
@@ -267,11 +257,12 @@ def test_a_fresh_copy_of_a_forbidden_functions_module_is_the_call_itself(pool):
         "    _mod = importlib.util.module_from_spec(_spec)\n"
         "    _spec.loader.exec_module(_mod)"
     )
-    result = pool.grade(bank_job("gradient-clipping", COPY_BY_LOADER.replace("HOW", loader)))
+    copy = COPY_BY_LOADER + CLIPPING
+    result = pool.grade(bank_job("gradient-clipping", copy.replace("HOW", loader)))
     assert_rejected(result, "nn.utils.")
     # A reload runs the file's code again in the module's own namespace, over the traps.
     reload = '_mod = importlib.reload(importlib.import_module("torch.nn.utils.clip_grad"))'
-    result = pool.grade(bank_job("gradient-clipping", COPY_BY_LOADER.replace("HOW", reload)))
+    result = pool.grade(bank_job("gradient-clipping", copy.replace("HOW", reload)))
     assert_rejected(result, "nn.utils.")
     assert_still_grading(pool)
 
