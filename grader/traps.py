@@ -113,6 +113,11 @@ class _Rules:
     # copy of a forbidden function's module (its loader run again, a reload), which no trap sees.
     files: dict[str, str] = field(default_factory=dict)
 
+    def add_keys(self, keys: set[tuple[str, int, str]], rule: str) -> None:
+        self.keys |= keys
+        for filename, _, _ in keys:
+            self.files.setdefault(filename, rule)
+
     def forbid(self, rule: str, line: int | None) -> NoReturn:
         if rule not in self.sent:  # one frame per rule: a loop of calls must not flood the channel
             self.sent.add(rule)
@@ -437,19 +442,13 @@ def arm(rules: list[str], fd: int) -> tuple[list[str], Handles]:
                     originals.append(init)
                     handles._classes[id(member)] = rule
                     for key, method in list(vars(member).items()):
-                        keys = _function_keys(method)
-                        shared.keys |= keys
-                        for filename, _, _ in keys:
-                            shared.files.setdefault(filename, rule)
+                        shared.add_keys(_function_keys(method), rule)
                         if key != "__init__" and isinstance(method, types.FunctionType):
                             setattr(member, key, _guard(method, rule, shared, made))
                 continue
             targets = [member, *_bindings(member, rule.rpartition(".")[2])]
             for target in targets:
-                keys = _function_keys(target)
-                shared.keys |= keys
-                for filename, _, _ in keys:
-                    shared.files.setdefault(filename, rule)
+                shared.add_keys(_function_keys(target), rule)
                 if id(target) not in replace:
                     replace[id(target)] = _trap(target, rule, shared)
                     originals.append(target)
