@@ -84,3 +84,50 @@ def test_every_exercise_a_database_holds_becomes_its_verified_version_1():
         assert version.graded_content() == exercise.graded_content()
     finally:
         call_command("migrate", verbosity=0)
+
+
+def _buffers(sql: str, params: list) -> int:
+    """The shared buffers PostgreSQL read to run `sql` (hit or read)."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}", params)
+        plan = cursor.fetchone()[0][0]["Plan"]
+    return plan["Shared Hit Blocks"] + plan["Shared Read Blocks"]
+
+
+def test_a_wide_rows_search_columns_are_read_from_the_row_itself():
+    # What search scores in every candidate row: its search vector and its title's trigrams. A row
+    # that also holds a long prompt, answer and why-asked (which PostgreSQL moves out to the TOAST
+    # table) keeps those two in the row, so scoring reads no page beyond the row's own.
+    import random
+
+    from quizbank.tests.factories import QuestionFactory
+
+    rng = random.Random(7)
+
+    def prose(words: int) -> str:
+        # Words that do not compress, so the row has to be made smaller by moving columns out.
+        return " ".join(
+            "".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=7)) for _ in range(words)
+        )
+
+    question = QuestionFactory(
+        title="Why does my loss become NaN after a few hundred steps of mixed precision training",
+        prompt=prose(300),
+        answer=prose(3000),
+        why_asked=prose(300),
+    )
+    row = "FROM quizbank_question WHERE id = %s"
+    alone = _buffers(f"SELECT id {row}", [question.pk])  # noqa: S608 - constant SQL
+    scored = _buffers(
+        f"SELECT icount(title_trigrams), length(search_vector) {row}",  # noqa: S608
+        [question.pk],
+    )
+    assert alone > 0
+    assert scored == alone
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT length(answer), icount(title_trigrams) {row}", [question.pk])  # noqa: S608
+        answer_length, trigrams = cursor.fetchone()
+    assert trigrams > 20
+    # The answer itself went out of the row: reading it costs more pages (the test's row is wide).
+    assert _buffers(f"SELECT length(answer) {row}", [question.pk]) > alone  # noqa: S608
+    assert answer_length > 20_000
