@@ -3,6 +3,7 @@ ranker; exact names stay on top; the encoder's files are checked, and without th
 works on full text and says so (quizbank/search/semantic.py, encoder.py)."""
 
 import shutil
+import sys
 import uuid
 
 import numpy as np
@@ -100,6 +101,36 @@ def test_the_encoder_puts_a_paraphrase_nearer_than_an_unrelated_sentence():
     assert a @ b > 0.5 > 0.2 > a @ c
     # A batch of texts of different lengths encodes each as it would alone (padding is ignored).
     assert np.allclose(model.encode(["Why does the training loss become NaN?"])[0], b, atol=1e-5)
+
+
+def test_onnxruntime_runs_the_layers_to_numpys_vectors():
+    # The same weights through the graph built for onnxruntime and through numpy's products:
+    # texts of different lengths in one batch, so the padding mask is exercised too.
+    texts = [
+        "my loss goes to nan after a few hundred steps",
+        "x",
+        "What is the difference between model.train() and model.eval(), and why does dropout"
+        " behave differently in each?",
+    ]
+    fast = encoder.Encoder(_installed_dir())
+    assert fast.runtime == "onnxruntime"
+    plain = encoder.Encoder(_installed_dir(), runtime="numpy")
+    assert plain.runtime == "numpy"
+    assert np.abs(fast.encode(texts) - plain.encode(texts)).max() < 1e-5
+
+
+def test_without_onnxruntime_numpy_runs_the_layers(monkeypatch):
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # importing it raises ImportError
+    encoder.reset()
+    try:
+        model = encoder.encoder()
+        assert model is not None and model.runtime == "numpy"
+        assert encoder.status().detail.endswith("layers run by numpy")
+        a, b = model.encode(["why is my loss nan", "How long should I boil an egg?"])
+        assert a @ a == pytest.approx(1.0, abs=1e-5)
+        assert a @ b < 0.3
+    finally:
+        encoder.reset()
 
 
 def test_a_save_never_encodes_and_the_first_search_stores_the_embedding(api, bank):
