@@ -83,6 +83,10 @@ DTYPES: dict[str, torch.dtype] = {
 }
 
 
+class TooLarge(ValueError):
+    """A frame whose encoding is over MAX_FRAME_BYTES (it is not written)."""
+
+
 class Malformed(Exception):
     """The result stream broke the format: a forgery attempt, a crash mid-write, or a bug."""
 
@@ -94,7 +98,7 @@ def encode(frame: dict[str, Any]) -> bytes:
     out = bytearray()
     _encode(frame, out)
     if len(out) > MAX_FRAME_BYTES:
-        raise ValueError(f"a result over {MAX_FRAME_BYTES >> 20} MiB")
+        raise TooLarge(f"a result over {MAX_FRAME_BYTES >> 20} MiB")
     return _HEADER.pack(len(out)) + bytes(out)
 
 

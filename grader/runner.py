@@ -159,7 +159,15 @@ def _run_checks(
                 frame.update(generated)
             except BaseException as error:
                 frame["error"] = describe(error, SUBMISSION_FILE)
-        frames.write(RESULT_FD, frame)
+        try:
+            frames.write(RESULT_FD, frame)
+        except frames.TooLarge:
+            # What the check compares cannot come back: say so as this check's error, and go on
+            # (the whole run ending here read as the learner's code exiting with status 0).
+            frame = {"kind": "check", "index": index}
+            message = f"the values it compares come to over {frames.MAX_FRAME_BYTES >> 20} MiB"
+            frame["error"] = {"type": "ResultTooLarge", "message": message, "line": None}
+            frames.write(RESULT_FD, frame)
 
 
 _Compiled = tuple[types.CodeType, list[types.CodeType], dict[str, Any]]

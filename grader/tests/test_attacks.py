@@ -203,6 +203,25 @@ def test_a_huge_exception_message_is_capped(pool):
     assert_still_grading(pool)
 
 
+def test_values_too_large_to_send_back_fail_that_check_with_the_reason(pool):
+    # A 32 MB result used to break the runner's own write, and the run ended as "your code ended
+    # the process with status 0": feedback that was wrong (stop 42's red team).
+    code = """
+    import torch
+    def probe():
+        return torch.zeros(8_000_000)
+    """
+    job = probe_job(code)
+    job["checks"].append({"name": "small", "visible": True, "code": "out = 1", "compare": "out"})
+    result = pool.grade(job)
+    assert result["status"] == "failed", result
+    assert result["checks"][0]["message"] == (
+        "Raised ResultTooLarge: the values it compares come to over 16 MiB"
+    ), result["checks"][0]
+    assert result["checks"][1]["status"] == "passed"  # the run went on
+    assert_still_grading(pool)
+
+
 def test_deep_recursion_fails_the_check(pool):
     result = pool.grade(probe_job("def probe(n=0):\n    return probe(n + 1)\n"))
     assert result["status"] == "failed"
