@@ -10,6 +10,8 @@ computes the trigrams again).
 
 from django.db import migrations
 
+from quizbank.postgres_sql import postgres_only
+
 FORWARDS = """
 ALTER TABLE quizbank_question ALTER COLUMN title_trigrams SET STORAGE MAIN;
 UPDATE quizbank_question SET title = title;
@@ -20,17 +22,7 @@ ALTER TABLE quizbank_question ALTER COLUMN title_trigrams SET STORAGE EXTENDED;
 """
 
 
-def forwards(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(FORWARDS)
-
-
-def backwards(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(BACKWARDS)
-
-
 class Migration(migrations.Migration):
     dependencies = [("quizbank", "0018_question_asked_as")]
 
-    operations = [migrations.RunPython(forwards, backwards)]
+    operations = [postgres_only(FORWARDS, BACKWARDS)]

@@ -87,11 +87,15 @@ def test_every_exercise_a_database_holds_becomes_its_verified_version_1():
 
 
 def _buffers(sql: str, params: list) -> int:
-    """The shared buffers PostgreSQL read to run `sql` (hit or read)."""
+    """The fewest shared buffers PostgreSQL read (hit or read) to run `sql`, of three runs (the
+    first may also read what an earlier statement left for it to tidy)."""
+    counts = []
     with connection.cursor() as cursor:
-        cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}", params)
-        plan = cursor.fetchone()[0][0]["Plan"]
-    return plan["Shared Hit Blocks"] + plan["Shared Read Blocks"]
+        for _ in range(3):
+            cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}", params)
+            plan = cursor.fetchone()[0][0]["Plan"]
+            counts.append(plan["Shared Hit Blocks"] + plan["Shared Read Blocks"])
+    return min(counts)
 
 
 def test_a_wide_rows_search_columns_are_read_from_the_row_itself():
@@ -117,9 +121,11 @@ def test_a_wide_rows_search_columns_are_read_from_the_row_itself():
         why_asked=prose(300),
     )
     row = "FROM quizbank_question WHERE id = %s"
-    alone = _buffers(f"SELECT id {row}", [question.pk])  # noqa: S608 - constant SQL
+    # The row's own columns (its slug is in the row, not the TOAST table) ...
+    alone = _buffers(f"SELECT slug {row}", [question.pk])  # noqa: S608 - constant SQL
+    # ... and what search scores, read at the same cost.
     scored = _buffers(
-        f"SELECT icount(title_trigrams), length(search_vector) {row}",  # noqa: S608
+        f"SELECT slug, icount(title_trigrams), length(search_vector) {row}",  # noqa: S608
         [question.pk],
     )
     assert alone > 0
