@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import runtime
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -164,12 +166,12 @@ def _onnx_layers(layers: list[tuple[np.ndarray, ...]]) -> Any:
     """An onnxruntime session of the six layers (`Encoder._load`'s weights, in that order): hidden
     states (batch x length x 384, after the embeddings' norm) and the attention's additive mask
     (batch x 1 x 1 x length) in, hidden states out. None where onnxruntime or onnx is missing."""
-    try:
-        import numpy as np
-        import onnxruntime
-        from onnx import TensorProto, helper, numpy_helper
-    except ImportError:
+    import numpy as np
+
+    tools = runtime.graph()
+    if tools is None:
         return None
+    helper = tools.helper
     head = DIMENSIONS // HEADS
     initializers: list[Any] = []
     nodes: list[Any] = []
@@ -178,7 +180,7 @@ def _onnx_layers(layers: list[tuple[np.ndarray, ...]]) -> Any:
         array = np.asarray(value, dtype=np.int64 if name.startswith("shape") else np.float32)
         if array.ndim:
             array = np.ascontiguousarray(array)
-        initializers.append(numpy_helper.from_array(array, name))
+        initializers.append(tools.numpy.from_array(array, name))
         return name
 
     def op(kind: str, *inputs: str, **attributes: Any) -> str:
@@ -220,26 +222,13 @@ def _onnx_layers(layers: list[tuple[np.ndarray, ...]]) -> Any:
         x = op("LayerNormalization", out, n2_w, n2_b, axis=-1, epsilon=LAYER_NORM_EPS)
     nodes.append(helper.make_node("Identity", [x], ["out"]))
     shape: list[str | int | None] = ["batch", "length", DIMENSIONS]
-    graph = helper.make_graph(
-        nodes,
-        "all-MiniLM-L6-v2 layers",
-        [
-            helper.make_tensor_value_info("hidden", TensorProto.FLOAT, shape),
-            helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", 1, 1, "length"]),
-        ],
-        [helper.make_tensor_value_info("out", TensorProto.FLOAT, shape)],
-        initializers,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    options = onnxruntime.SessionOptions()
-    # One thread, for the reason OPENBLAS_NUM_THREADS is 1 above, and no spinning.
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return onnxruntime.InferenceSession(
-        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
-    )
+    element = tools.tensor.FLOAT
+    inputs = [
+        helper.make_tensor_value_info("hidden", element, shape),
+        helper.make_tensor_value_info("mask", element, ["batch", 1, 1, "length"]),
+    ]
+    outputs = [helper.make_tensor_value_info("out", element, shape)]
+    return runtime.session(tools, nodes, inputs, outputs, initializers)
 
 
 def _pooled(np: Any, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
