@@ -251,9 +251,13 @@ def main() -> None:
 def _passages(model, queryset, texts: list[str], repeat: int = 50) -> None:
     """The symptom passages scored in two steps (semantic.Vectors.passage_scores) beside every one
     scored, for each search above: the time of each, and how many of the 20 questions nearest by
-    their passages the two steps keep. The generated questions' passages are their titles' with
-    noise, and about 53 questions share each title: which copy of a title comes first is noise,
-    so "kept" is a floor for a real bank's (tests/test_search_quality.py measures the real one)."""
+    their passages the two steps keep; the two steps both ways, their coarse product from 8-bit
+    integers in onnxruntime (as search runs it where onnxruntime is installed) and from float32 in
+    numpy. The generated questions' passages are their titles' with noise, and about 53 questions
+    share each title: which copy of a title comes first is noise, so "kept" is a floor for a real
+    bank's (tests/test_search_quality.py measures the real one)."""
+    import dataclasses
+
     import numpy as np
 
     from quizbank.search import semantic
@@ -267,35 +271,46 @@ def _passages(model, queryset, texts: list[str], repeat: int = 50) -> None:
         f"; above {semantic.EXACT_PASSAGES} passages, {semantic.COARSE_DIMENSIONS} dimensions"
         f" then the {semantic.SHORTLIST} best questions exactly"
     )
-    print(f"{'query':<42} {'all ms':>7} {'steps ms':>9} {'ratio':>6} {'nearest 20 kept':>16}")
+    ways = {"all": (found, True), "steps, int8": (found, False)}
+    if found.basis is not None and found.coarse_product is not None:
+        plain = dataclasses.replace(found)
+        plain.coarse_product, plain.coarse = None, found.symptoms @ found.basis
+        ways["steps, float32"] = (plain, False)
+    print(
+        f"{'query':<42}"
+        + "".join(f" {name + ' ms':>17}" for name in ways)
+        + "".join(f" {name + ' kept':>20}" for name in list(ways)[1:])
+        + "   (kept: of the 20 nearest)"
+    )
     for text in texts:
         query = model.query(text)
-        timings = {}
-        scores = {}
-        for exact in (True, False):
+        timings, nearest = [], []
+        for vectors, exact in ways.values():
             runs = []
             for _ in range(repeat):
                 t0 = time.perf_counter()
-                scores[exact] = found.passage_scores(query, exact=exact)
+                scores = vectors.passage_scores(query, exact=exact)
                 runs.append((time.perf_counter() - t0) * 1000)
-            timings[exact] = statistics.median(runs)
-        nearest = [set(np.argsort(-scores[exact], kind="stable")[:20]) for exact in (True, False)]
+            timings.append(statistics.median(runs))
+            nearest.append(set(np.argsort(-scores, kind="stable")[:20]))
         print(
-            f"{text[:42]:<42} {timings[True]:7.2f} {timings[False]:9.2f}"
-            f" {timings[False] / timings[True]:6.2f} {len(nearest[0] & nearest[1]):>13d}/20"
+            f"{text[:42]:<42}"
+            + "".join(f" {t:17.2f}" for t in timings)
+            + "".join(f" {len(nearest[0] & n):>17d}/20" for n in nearest[1:])
         )
 
 
 def _stages(model, queryset, texts: list[str], repeat: int = 50) -> None:
     """What a fused search costs, stage by stage, each timed alone (p50 / p95 ms of `repeat`
-    runs): the query's forward pass (never cached), its products with the questions' vectors and
+    runs): the query's forward pass (never cached; where onnxruntime runs the layers, numpy's
+    beside it), its products with the questions' vectors and
     their passages', full text's ranking (PostgreSQL), BM25's, and the fusion. In a request the
     forward pass and the products run in the scoring thread while PostgreSQL ranks the words."""
     from functools import partial
 
     import numpy as np
 
-    from quizbank.search import bm25, postgres, semantic
+    from quizbank.search import bm25, encoder, postgres, semantic
     from quizbank.search.terms import search_terms
 
     found = semantic.vectors(queryset)
@@ -312,13 +327,19 @@ def _stages(model, queryset, texts: list[str], repeat: int = 50) -> None:
         model.forget_queries()
         model.query(text)
 
+    # The same forward pass in numpy, beside onnxruntime's (where that runs the layers).
+    plain = None
+    if model.runtime != "numpy":
+        plain = encoder.Encoder(encoder.model_dir(), runtime="numpy")
+
     def full_text(text: str) -> None:
         postgres.ranked(queryset.order_by(), search_terms(text), text)
 
-    print("stages of a fused search, each alone (p50 / p95 ms)")
+    print(f"stages of a fused search, each alone (p50 / p95 ms; the layers run by {model.runtime})")
     print(
-        f"{'query':<42} {'forward pass':>13} {'questions':>13} {'passages':>13}"
-        f" {'full text':>13} {'BM25':>13} {'fusion':>13}"
+        f"{'query':<42} {'forward pass':>13}"
+        + (f" {'numpy forward':>13}" if plain is not None else "")
+        + f" {'questions':>13} {'passages':>13} {'full text':>13} {'BM25':>13} {'fusion':>13}"
     )
     for text in texts:
         query = model.query(text)
@@ -329,6 +350,7 @@ def _stages(model, queryset, texts: list[str], repeat: int = 50) -> None:
         similar = semantic._score(model, found, text)
         stages = (
             partial(encode, text),
+            *([partial(plain.encode, [text])] if plain is not None else []),
             partial(np.matmul, found.matrix, query),
             partial(found.passage_scores, query),
             partial(full_text, text),
