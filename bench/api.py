@@ -137,6 +137,10 @@ def main() -> None:
     loading = time.perf_counter()
     encoder.encoder()  # what the first search of a web process pays (files hashed, weights read)
     print(f"encoder start-up: {time.perf_counter() - loading:.2f} s ({encoder.status().detail})")
+    if encoder.encoder() is not None and encoder.encoder().runtime != "numpy":
+        loading = time.perf_counter()
+        encoder.Encoder(encoder.model_dir(), runtime="numpy")
+        print(f"  the same with numpy running the layers: {time.perf_counter() - loading:.2f} s")
     _embed(questions, rng)
     from quizbank.search import bm25
 

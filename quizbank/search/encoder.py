@@ -12,9 +12,10 @@ out), scaled to unit length, as sentence-transformers computes it.
 
 With onnxruntime installed, the six layers run there instead, as one graph built here from the
 same checked weights (`_onnx_layers`; onnx writes it, in memory): the same products and the same
-vectors (within float32 rounding), at about half numpy's time for a query. numpy repacks each
-weight matrix on every product and runs each of the layers' element-wise steps on its own, while
-onnxruntime packs the weights once and fuses the steps. Without it (or with RUNTIME_ENV=numpy),
+vectors (within float32 rounding), in 0.44-0.83 of numpy's time for a query (bench/api.py).
+numpy's BLAS copies each weight matrix into its own layout on every product, and each of the
+layers' element-wise steps is a call of its own; onnxruntime lays the weights out once and fuses
+steps. Without it (or with RUNTIME_ENV=numpy),
 numpy runs them.
 """
 
