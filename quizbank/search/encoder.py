@@ -15,8 +15,7 @@ same checked weights (`_onnx_layers`; onnx writes it, in memory): the same produ
 vectors (within float32 rounding), in 0.44-0.83 of numpy's time for a query (bench/api.py).
 numpy's BLAS copies each weight matrix into its own layout on every product, and each of the
 layers' element-wise steps is a call of its own; onnxruntime lays the weights out once and fuses
-steps. Without it (or with RUNTIME_ENV=numpy),
-numpy runs them.
+steps. Without it, where it fails to start, or with RUNTIME_ENV=numpy, numpy runs them.
 """
 
 from __future__ import annotations
@@ -263,7 +262,12 @@ class Encoder:
         except KeyError as error:
             raise EncoderUnavailable(f"model.safetensors: no tensor {error}") from error
         runtime = runtime or os.environ.get(RUNTIME_ENV, "")
-        self._session = None if runtime == "numpy" else _onnx_layers(self.layers)
+        self._session = None
+        if runtime != "numpy":
+            try:
+                self._session = _onnx_layers(self.layers)
+            except Exception:  # noqa: BLE001 - whatever stops it, numpy gives the same vectors
+                self._session = None
         # Which runs the layers (the health output says). onnxruntime holds its own copy of the
         # weights: numpy's are let go (42 MB a process).
         self.runtime = "numpy" if self._session is None else "onnxruntime"

@@ -55,8 +55,8 @@ def int8_product(matrix: np.ndarray) -> Callable[[np.ndarray], np.ndarray] | Non
     """`vector -> matrix @ vector`, approximately, from the matrix's rows stored as 8-bit integers
     (each row scaled by its own largest value), a quarter of float32's bytes to read; the vector
     is quantized to 8 bits as it comes. Each result is within about 1% of the rows' and the
-    vector's largest values (a test holds it). None without onnxruntime (numpy then multiplies
-    the float32 matrix)."""
+    vector's largest values (a test holds it). None without onnxruntime, or where its session
+    fails to start (numpy then multiplies the float32 matrix)."""
     import numpy as np
 
     tools = graph()
@@ -81,13 +81,16 @@ def int8_product(matrix: np.ndarray) -> Callable[[np.ndarray], np.ndarray] | Non
         tools.numpy.from_array(np.array(128, dtype=np.uint8), "zero"),
         tools.numpy.from_array(scale[None], "row_scale"),
     ]
-    run = session(
-        tools,
-        nodes,
-        [helper.make_tensor_value_info("vector", element.FLOAT, [1, columns])],
-        [helper.make_tensor_value_info("out", element.FLOAT, [1, rows])],
-        initializers,
-    ).run
+    try:
+        run = session(
+            tools,
+            nodes,
+            [helper.make_tensor_value_info("vector", element.FLOAT, [1, columns])],
+            [helper.make_tensor_value_info("out", element.FLOAT, [1, rows])],
+            initializers,
+        ).run
+    except Exception:  # noqa: BLE001 - whatever stops it, numpy's float32 product serves
+        return None
 
     def product(vector: np.ndarray) -> np.ndarray:
         (out,) = run(None, {"vector": vector.astype(np.float32).reshape(1, columns)})

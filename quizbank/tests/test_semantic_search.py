@@ -133,6 +133,22 @@ def test_without_onnxruntime_numpy_runs_the_layers(monkeypatch):
         encoder.reset()
 
 
+def test_an_onnxruntime_session_that_fails_to_start_leaves_numpy_running_the_layers(monkeypatch):
+    from quizbank.search import runtime
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("onnxruntime: this CPU lacks an instruction it needs")
+
+    monkeypatch.setattr(runtime, "session", fails)
+    model = encoder.Encoder(_installed_dir())
+    assert model.runtime == "numpy"
+    plain = encoder.Encoder(_installed_dir(), runtime="numpy")
+    text = ["gradient clipping by norm"]
+    assert np.abs(model.encode(text) - plain.encode(text)).max() == 0
+    rows = np.eye(4, dtype=np.float32)
+    assert runtime.int8_product(rows) is None
+
+
 def test_a_save_never_encodes_and_the_first_search_stores_the_embedding(api, bank):
     # A text this process never encoded (a bank load keeps what it encoded, for the saves).
     question = QuestionFactory(slug="clip", title=f"Clipping gradients ({uuid.uuid4().hex})")
