@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import runtime
+from . import runtime as onnx_graphs
 
 if TYPE_CHECKING:
     import numpy as np
@@ -168,7 +168,7 @@ def _onnx_layers(layers: list[tuple[np.ndarray, ...]]) -> Any:
     (batch x 1 x 1 x length) in, hidden states out. None where onnxruntime or onnx is missing."""
     import numpy as np
 
-    tools = runtime.graph()
+    tools = onnx_graphs.graph()
     if tools is None:
         return None
     helper = tools.helper
@@ -228,7 +228,7 @@ def _onnx_layers(layers: list[tuple[np.ndarray, ...]]) -> Any:
         helper.make_tensor_value_info("mask", element, ["batch", 1, 1, "length"]),
     ]
     outputs = [helper.make_tensor_value_info("out", element, shape)]
-    return runtime.session(tools, nodes, inputs, outputs, initializers)
+    return onnx_graphs.session(tools, nodes, inputs, outputs, initializers)
 
 
 def _pooled(np: Any, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
