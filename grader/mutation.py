@@ -115,9 +115,15 @@ def ratchet_problems(
     return problems
 
 
-def cache_key(mutant_source: str, job: Mapping[str, Any]) -> str:
+def cache_key(mutant_source: str, job: Mapping[str, Any], *, timed: bool = False) -> str:
     """The content hash a kill is cached under: the mutant, everything of the job that decides
-    its verdict, and the grader files that compare and generate."""
+    its verdict, and the grader files that compare and generate.
+
+    ``timed``: the key of a kill by the time limit, which holds only under that limit. The limit
+    is fitted to the reference's time as measured in the run (limits.fitted_time_limit), so it
+    moves between machines and with their load; every other kill (a wrong value, an error, the
+    memory limit) and an inert mutant are settled by the content alone and keyed without it, so
+    the ledger holds wherever it is read."""
     here = Path(__file__).resolve().parent
     grader = [(here / name).read_text(encoding="utf-8") for name in _GRADER_FILES]
     material = [
@@ -125,10 +131,13 @@ def cache_key(mutant_source: str, job: Mapping[str, Any]) -> str:
         job.get("reference"),
         job.get("checks"),
         job.get("forbid"),
-        job.get("time_limit"),
+        job.get("time_limit") if timed else None,
         grader,
     ]
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+TIMED_OUT = "timed_out"  # the one verdict that depends on the time limit (grader/verdict.py)
 
 
 class KillCache:

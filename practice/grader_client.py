@@ -141,15 +141,18 @@ def grade_mutants(
     cached = 0
     pending = []
     for mutant in found:
-        key = mutation.cache_key(mutant.source, exercise_job(exercise, mutant.source))
-        if cache.killed(key):
+        job = exercise_job(exercise, mutant.source, diagnose=False)
+        key = mutation.cache_key(mutant.source, job)
+        # A kill by the time limit is cached under a key of its own that holds the limit (which
+        # moves with the reference's measured time), every other kill under the content alone.
+        if cache.killed(key) or cache.killed(mutation.cache_key(mutant.source, job, timed=True)):
             statuses[mutant.id] = "killed (cached)"
             cached += 1
         elif cache.inert(key):
             statuses[mutant.id] = mutation.INERT
             cached += 1
         else:
-            pending.append((mutant, key))
+            pending.append((mutant, job))
     failed: list[str] = []
     try:
         pool = sandbox_pool(exercise.queue)
@@ -157,29 +160,32 @@ def grade_mutants(
         log.error("the grader's sandbox pool did not start: %s", exc)
         return statuses, cached, [mutant.id for mutant, _ in pending]
 
-    def run(item: tuple[mutate.Mutant, str]) -> tuple[mutate.Mutant, str, dict[str, Any]]:
+    def run(item: tuple[mutate.Mutant, dict[str, Any]]) -> dict[str, Any]:
         # Straight to the pool: no database write from these threads (a mutant's run says
         # nothing new about the reference's time).
-        mutant, key = item
-        result = pool.grade(exercise_job(exercise, mutant.source, diagnose=False))
+        mutant, job = item
+        result = pool.grade(job)
         if result.get("status") == "passed" and mutant.probe is not None:
             # A surviving float32 mutant: did any check give the function a float tensor?
             probe = pool.grade(exercise_job(exercise, mutant.probe, diagnose=False))
             if probe.get("grader_failed"):
-                return mutant, key, probe
+                return probe
             if probe["status"] == "passed":
-                return mutant, key, {"status": mutation.INERT}
-        return mutant, key, result
+                return {"status": mutation.INERT}
+        return result
 
     with ThreadPoolExecutor(max_workers=max(1, slots)) as executor:
-        for mutant, key, result in executor.map(run, pending):
+        for (mutant, job), result in zip(pending, executor.map(run, pending), strict=True):
             if result.get("grader_failed"):
                 failed.append(mutant.id)
                 continue
-            statuses[mutant.id] = result["status"]
-            if result["status"] == mutation.INERT:
+            status = result["status"]
+            statuses[mutant.id] = status
+            timed = status == mutation.TIMED_OUT
+            key = mutation.cache_key(mutant.source, job, timed=timed)
+            if status == mutation.INERT:
                 cache.record(key, inert=True)
-            elif result["status"] != "passed":
+            elif status != "passed":
                 cache.record(key)
     return statuses, cached, failed
 

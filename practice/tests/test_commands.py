@@ -284,6 +284,44 @@ def test_verify_bank_takes_kills_from_the_committed_ledger_and_regrades_its_samp
     assert "(0 from the cache)" in capsys.readouterr().out
 
 
+# A countdown whose loop test, flipped to `k >= 0`, never ends (the step is 0 at k == 0): a
+# mutant killed by the time limit. Its inner test's flip changes nothing, so it is waived.
+COUNTDOWN = (
+    "def double(x):\n"
+    "    k = 3\n"
+    "    while k > 0:\n"
+    "        k -= 1 if k > 0 else 0\n"
+    "    return 2 * x\n"
+)
+
+
+def test_the_ledger_holds_a_kill_across_time_limits_unless_the_limit_killed_it(
+    good, capsys, tmp_path
+):
+    """The time limit is fitted to the reference's time as measured in the run, so it differs
+    between machines: a kill it did not decide is taken from the ledger under any limit; a kill
+    by the limit is graded again under a new one."""
+    good.solution_code = COUNTDOWN
+    good.time_limit = 1.0  # the ceiling: the fitted limit whatever the reference measures
+    good.mutant_waivers = {"compare:4:1": "the inner test only differs at k == 0, never reached"}
+    good.save()
+    ledger = tmp_path / "killed.txt"
+    args = ["double-it", "--mutant-cache", "none", "--ledger", str(ledger)]
+    call_command("verify_bank", *args, "--write-ledger")
+    out = capsys.readouterr().out
+    assert "3 killed, 1 waived, 0 survived (0 from the cache)" in out
+    assert len(mutation.read_ledger(ledger)) == 3
+
+    call_command("verify_bank", *args, "--ledger-sample", "0")
+    assert "3 killed, 1 waived, 0 survived (3 from the cache)" in capsys.readouterr().out
+
+    good.time_limit = 1.5
+    good.save()
+    call_command("verify_bank", *args, "--ledger-sample", "0")
+    out = capsys.readouterr().out
+    assert "3 killed, 1 waived, 0 survived (2 from the cache)" in out
+
+
 def test_verify_bank_refuses_a_sample_outside_zero_to_one(good):
     with pytest.raises(CommandError, match="--ledger-sample: 1.5 is not between 0 and 1"):
         call_command("verify_bank", "double-it", "--ledger-sample", "1.5")
