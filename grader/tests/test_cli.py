@@ -35,6 +35,29 @@ def test_verify_prints_a_line_per_file_and_flags_a_broken_expectation(pool, tmp_
     assert sum(line.startswith("BROKEN") for line in lines) == 1
 
 
+def test_sweep_lists_every_file_that_breaks_its_expectation_in_some_round(pool, tmp_path):
+    folder = tmp_path / "broken-rows"
+    shutil.copytree(EXERCISES / "normalize-rows", folder)
+    shutil.copy(folder / "solution.py", folder / "wrong" / "actually_right.py")
+    (folder / "right").mkdir()
+    shutil.copy(folder / "wrong" / "columns.py", folder / "right" / "not_right.py")
+    lines = cli.sweep(pool, folder, rounds=2)
+    assert lines[0].startswith(
+        "broken-rows/right/not_right.py: failed in 2 of 2 rounds (matches the example"
+    )
+    assert lines[1:] == [
+        "broken-rows/wrong/actually_right.py: passed in 2 of 2 rounds (passed)",
+        # No check takes a gradient: the mutant that detaches the output survives.
+        "broken-rows/mutant detach-added:normalize_rows: passed in 2 of 2 rounds (passed)",
+    ]
+    # A waived mutant is not graded; a sound exercise lists nothing.
+    (folder / "wrong" / "actually_right.py").unlink()
+    shutil.rmtree(folder / "right")
+    with (folder / "exercise.yaml").open("a", encoding="utf-8") as spec:
+        spec.write("mutant_waivers:\n  detach-added:normalize_rows: no check takes a gradient\n")
+    assert cli.sweep(pool, folder, rounds=2, slots=2) == []
+
+
 def test_the_command_runs_with_the_grader_interpreter():
     folder = EXERCISES / "normalize-rows"
     run = subprocess.run(
