@@ -11,6 +11,7 @@ The issue that asked for this is done when it is empty.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -124,17 +125,22 @@ def cache_key(mutant_source: str, job: Mapping[str, Any], *, timed: bool = False
     moves between machines and with their load; every other kill (a wrong value, an error, the
     memory limit) and an inert mutant are settled by the content alone and keyed without it, so
     the ledger holds wherever it is read."""
-    here = Path(__file__).resolve().parent
-    grader = [(here / name).read_text(encoding="utf-8") for name in _GRADER_FILES]
     material = [
         mutant_source,
         job.get("reference"),
         job.get("checks"),
         job.get("forbid"),
         job.get("time_limit") if timed else None,
-        grader,
+        _grader_sources(),
     ]
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+@functools.cache
+def _grader_sources() -> tuple[str, ...]:
+    """The texts of _GRADER_FILES, read once a process (every mutant's key holds them)."""
+    here = Path(__file__).resolve().parent
+    return tuple((here / name).read_text(encoding="utf-8") for name in _GRADER_FILES)
 
 
 TIMED_OUT = "timed_out"  # the one verdict that depends on the time limit (grader/verdict.py)
