@@ -13,8 +13,9 @@ from .filters import QuestionFilter
 from .models import Application, Exercise, Question, QuickCheck, Topic
 from .tagging import tag_ids
 
-# A list row shows none of the long text; leaving it out keeps list queries narrow.
-LIST_DEFERRED = ["prompt", "answer", "why_asked", "concepts", "search_vector", "answer_vector"]
+# A list row shows none of the long text; leaving it out keeps list queries narrow (the derived
+# columns are left out by `visible_to` already).
+LIST_DEFERRED = ["prompt", "answer", "why_asked", "concepts"]
 
 
 def question_list(*, user: Visitor) -> QuerySet[Question]:
@@ -46,12 +47,7 @@ def _question_rows(user: Visitor) -> QuerySet[Question]:
 
 
 def question_detail_queryset(*, user: Visitor) -> QuerySet[Question]:
-    return (
-        _question_rows(user)
-        .select_related("exercise")
-        .prefetch_related("hints", "quick_checks")
-        .defer("search_vector", "answer_vector")
-    )
+    return _question_rows(user).select_related("exercise").prefetch_related("hints", "quick_checks")
 
 
 def question_get(*, user: Visitor, slug: str, related: tuple[str, ...] = ()) -> Question:

@@ -486,8 +486,12 @@ def _symptom_blob(texts: list[str]) -> bytes:
 def _fill_symptoms(model: Any, pks: list[int]) -> dict[int, bytes]:
     """Encode and store the symptom passages of these questions (saved since they were read);
     each is stored only if the question was not saved again meanwhile."""
+    # The passages are read from its text, hints and exercise, not from what is stored.
     questions = (
-        model.objects.filter(pk__in=pks).prefetch_related("hints").select_related("exercise")
+        model.objects.filter(pk__in=pks)
+        .defer(*model.DERIVED_FIELDS)
+        .prefetch_related("hints")
+        .select_related("exercise")
     )
     read = [(q, question_symptom_texts(q)) for q in questions]
     prime([t for _, texts in read for t in texts])
