@@ -81,14 +81,20 @@ def exercise_get(*, user: Visitor, slug: str) -> Exercise:
     return exercise
 
 
+def select_question(queryset: QuerySet, path: str = "question", *also: str) -> QuerySet:
+    """`queryset.select_related(path, *also)`, the question at `path` read without its derived
+    columns (models.DERIVED_FIELDS: a row of a submission or an activity fetched 17 kB of
+    search's embeddings with its question)."""
+    deferred = [f"{path}__{name}" for name in Question.DERIVED_FIELDS]
+    return queryset.select_related(path, *also).defer(*deferred)
+
+
 def quick_check_get(*, user: Visitor, pk: int, slug: str | None = None) -> QuickCheck:
     """A quick check of a question `user` may see (of question `slug` when given), else Http404."""
     questions = Question.objects.visible_to(user)
     if slug is not None:
         questions = questions.filter(slug=slug)
-    check = (
-        QuickCheck.objects.filter(question__in=questions, pk=pk).select_related("question").first()
-    )
+    check = select_question(QuickCheck.objects.filter(question__in=questions, pk=pk)).first()
     if check is None:
         raise Http404("No such quick check.")
     return check

@@ -72,7 +72,7 @@ class SubmissionViewSet(
     permission_classes = [permissions.IsAuthenticated]
 
     def get_queryset(self):
-        queryset = Submission.objects.visible_to(self.request.user).select_related("question")
+        queryset = bank_selectors.select_question(Submission.objects.visible_to(self.request.user))
         if self.action == "list":
             mode = self.request.query_params.get("mode", Submission.Mode.SUBMIT)
             if mode not in Submission.Mode.values:
@@ -154,9 +154,9 @@ class QuickCheckViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     serializer_class = QuickCheckListSerializer
 
     def get_queryset(self):
-        checks = QuickCheck.objects.filter(
-            question__in=Question.objects.visible_to(self.request.user)
-        ).select_related("question")
+        checks = bank_selectors.select_question(
+            QuickCheck.objects.filter(question__in=Question.objects.visible_to(self.request.user))
+        )
         slug = self.request.query_params.get("question")
         if slug:
             checks = checks.filter(question__slug=slug)

@@ -9,16 +9,15 @@ from django.db.models import Prefetch, QuerySet
 from django.http import Http404
 
 from accounts.models import Visitor
+from quizbank import selectors as bank_selectors
 from quizbank.models import Question
 
 from ..models.interviews import QUESTION_POINTS, InterviewQuestion, MockInterview
 
 
 def _items() -> Prefetch:
-    items = (
-        InterviewQuestion.objects.select_related("submission", "question")
-        .defer("question__search_vector", "question__answer_vector")
-        .order_by("order")
+    items = bank_selectors.select_question(
+        InterviewQuestion.objects.order_by("order"), "question", "submission"
     )
     return Prefetch("items", queryset=items)
 

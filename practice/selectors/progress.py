@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from accounts.models import Profile, Visitor
 from accounts.selectors import profile_get
+from quizbank import selectors as bank_selectors
 from quizbank.models import Question, Topic
 
 from ..models import Activity, QuestionProgress, ReviewCard
@@ -23,12 +24,13 @@ RECENT_ACTIVITY = 12
 def due_reviews(*, user: Visitor, now: Any = None) -> QuerySet[ReviewCard]:
     """The learner's review cards that are due, most overdue first, on questions they may see."""
     now = now or timezone.now()
-    return (
-        ReviewCard.objects.visible_to(user)
-        .filter(due__lte=now, question__in=Question.objects.visible_to(user))
-        .select_related("question__primary_topic")
-        .order_by("due", "id")
-    )
+    return bank_selectors.select_question(
+        ReviewCard.objects.visible_to(user).filter(
+            due__lte=now, question__in=Question.objects.visible_to(user)
+        ),
+        "question",
+        "question__primary_topic",
+    ).order_by("due", "id")
 
 
 def next_review_at(*, user: Visitor, now: Any = None):
@@ -40,9 +42,13 @@ def next_review_at(*, user: Visitor, now: Any = None):
 def question_in_progress(*, user: Visitor) -> Question | None:
     """The question the learner last worked on without solving it."""
     row = (
-        QuestionProgress.objects.visible_to(user)
-        .filter(state=QuestionProgress.State.ATTEMPTED, question__status=Question.Status.PUBLISHED)
-        .select_related("question__primary_topic")
+        bank_selectors.select_question(
+            QuestionProgress.objects.visible_to(user).filter(
+                state=QuestionProgress.State.ATTEMPTED, question__status=Question.Status.PUBLISHED
+            ),
+            "question",
+            "question__primary_topic",
+        )
         .order_by("-last_activity_at")
         .first()
     )
@@ -144,7 +150,7 @@ UNPUBLISHED_TITLE = "A question that is no longer published"
 def activity_recent(*, user: Visitor, limit: int = RECENT_ACTIVITY) -> list[dict[str, Any]]:
     """The learner's latest activity. Their history stays when a question is unpublished, but
     never its content: such a row has no slug (no link) and a neutral title."""
-    rows = Activity.objects.visible_to(user).select_related("question")[:limit]
+    rows = bank_selectors.select_question(Activity.objects.visible_to(user))[:limit]
     visible = set(
         Question.objects.visible_to(user)
         .filter(pk__in={a.question_id for a in rows})

@@ -199,7 +199,7 @@ def submission_list(*, user: Visitor, question: Question) -> QuerySet[Submission
 
 
 def submission_get(*, user: Visitor, pk: int) -> Submission | None:
-    return Submission.objects.visible_to(user).select_related("question").filter(pk=pk).first()
+    return bank_selectors.select_question(Submission.objects.visible_to(user).filter(pk=pk)).first()
 
 
 def rating_intervals(
@@ -227,7 +227,9 @@ def question_popular(*, user: Visitor, limit: int = 5) -> list[Question]:
 def question_suggested(*, user: Visitor) -> Question | None:
     """A question to start next: one not started yet, in the topic the learner was last working
     in if it has any left, easiest first, then in syllabus order."""
-    candidates = Question.objects.published().select_related("primary_topic")
+    candidates = (
+        Question.objects.published().select_related("primary_topic").defer(*Question.DERIVED_FIELDS)
+    )
     if not signed_in(user):
         return (
             candidates.annotate(level=DIFFICULTY_ORDER)

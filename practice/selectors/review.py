@@ -132,11 +132,9 @@ def review_question_get(*, user: User, slug: str) -> Question:
 def code_review_get(*, user: User, slug: str) -> CodeReview:
     """The learner's open review of the code question `slug`, else 404."""
     question = review_question_get(user=user, slug=slug)
-    review = (
+    review = bank_selectors.select_question(
         CodeReview.objects.filter(user=user, question=question, ended_at=None)
-        .select_related("question")
-        .first()
-    )
+    ).first()
     if review is None:
         raise Http404("You are not reviewing this question now.")
     return review
@@ -171,17 +169,15 @@ def last_code(*, user: User, question: Question) -> Submission | None:
 
 def undo_get(*, user: User) -> ReviewUndo | None:
     """The learner's last rating in review, if it can still be undone."""
-    return ReviewUndo.objects.filter(user=user).select_related("activity__question", "card").first()
+    undo = ReviewUndo.objects.filter(user=user)
+    return bank_selectors.select_question(undo, "activity__question", "card").first()
 
 
 def rating_get(*, user: User, pk: int) -> Activity:
     """One of the learner's own ratings (a review-log row), else 404."""
-    activity = (
-        Activity.objects.visible_to(user)
-        .filter(pk=pk, kind=Activity.Kind.RATING)
-        .select_related("question")
-        .first()
-    )
+    activity = bank_selectors.select_question(
+        Activity.objects.visible_to(user).filter(pk=pk, kind=Activity.Kind.RATING)
+    ).first()
     if activity is None:
         raise Http404("No such rating of yours.")
     return activity
