@@ -17,9 +17,9 @@ import itertools
 import re
 from typing import Any
 
-from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.contrib.postgres.search import SearchQuery
 from django.db import connection
-from django.db.models import Case, Exists, F, FloatField, Q, QuerySet, Value, When
+from django.db.models import Exists, FloatField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from .terms import (
@@ -180,16 +180,31 @@ def term_sets(terms: list[Term]) -> list[tuple[int, ...]] | None:
     return sets
 
 
-def _title_similarity(text: str) -> RawSQL:
+def _weighed(vector: str, cases: list[list[tuple[str, float]]]) -> tuple[str, list[Any]]:
+    """SQL summing, for each item of `cases`, the weight of its first tsquery that `vector`
+    matches (each item a CASE, its tsqueries tried in order), and its parameters. Written as SQL
+    text, not as Django's Case and When: a pasted question's dozens of them took milliseconds to
+    resolve and compile, before the query was even sent. Weights are summed as numeric (exact
+    decimals, as the weights' literals always were), so a score at the coverage floor is not
+    nudged across it by binary rounding."""
+    sums, params = ["0.0"], []
+    for whens in cases:
+        tried = []
+        for query, weight in whens:
+            tried.append(f"WHEN {vector} @@ %s::tsquery THEN %s::numeric")
+            params += [query, weight]
+        sums.append(f"CASE {' '.join(tried)} ELSE 0.0 END")
+    return f"({' + '.join(sums)})", params
+
+
+def _title_similarity(table: str, text: str) -> tuple[str, list[Any]]:
     """pg_trgm's similarity of the title to `text`, from the title's stored trigrams (migration
-    0008): building them per row cost more than the rest of the ranking. The ranking query reads
-    the question table unaliased, as the column is not on the model."""
-    title, query = "quizbank_question.title_trigrams", "quizbank_trigrams(%s)"
-    return RawSQL(  # noqa: S611 - constant SQL; the text goes as a parameter
+    0008): building them per row cost more than the rest of the ranking."""
+    title, query = f"{table}.title_trigrams", "quizbank_trigrams(%s)"
+    return (
         f"coalesce((icount({title} & {query})::float8 / nullif("
         f"icount({title}) + icount({query}) - icount({title} & {query}), 0))::real, 0)",
         [text] * 3,
-        output_field=FloatField(),
     )
 
 
@@ -205,28 +220,32 @@ def ranked(queryset: QuerySet, terms: list[Term], text: str) -> tuple[list[int],
     total = sum(t.weight for t in terms)
     any_term = _text(list(dict.fromkeys(q for t in terms for q in t.queries)))
     sets = term_sets(terms)
-    score: Any = Value(0.0, output_field=FloatField())
-    for term in terms:
-        score += Case(
-            When(search_vector=_raw(_text(term.queries, "AB")), then=Value(term.weight)),
-            When(search_vector=_raw(_text(term.queries)), then=Value(term.weight * 0.4)),
-            default=Value(0.0),
-            output_field=FloatField(),
-        )
+    # The ranking query reads the question table unaliased.
+    table = connection.ops.quote_name(queryset.model._meta.db_table)
+    vector = f"{table}.{connection.ops.quote_name('search_vector')}"
+    # A term in the title or concepts (A, B) counts fully; in the prompt, 0.4 of its weight.
+    score = _weighed(
+        vector,
+        [[(_text(t.queries, "AB"), t.weight), (_text(t.queries), t.weight * 0.4)] for t in terms],
+    )
     # Proximity: two terms typed side by side count more where they stand within a word of each
     # other (title, concepts or prompt), as "learning rate warmup" does in a warmup question.
-    proximity: Any = Value(0.0, output_field=FloatField())
-    for a, b in itertools.pairwise(terms):
-        near = " | ".join(
-            f"( ( {_text(x.queries)} ) <{d}> ( {_text(y.queries)} ) )"
-            for x, y in ((a, b), (b, a))
-            for d in (1, 2)
-        )
-        proximity += Case(
-            When(search_vector=_raw(near), then=Value(PROXIMITY_WEIGHT * min(a.weight, b.weight))),
-            default=Value(0.0),
-            output_field=FloatField(),
-        )
+    proximity = _weighed(
+        vector,
+        [
+            [
+                (
+                    " | ".join(
+                        f"( ( {_text(x.queries)} ) <{d}> ( {_text(y.queries)} ) )"
+                        for x, y in ((a, b), (b, a))
+                        for d in (1, 2)
+                    ),
+                    PROXIMITY_WEIGHT * min(a.weight, b.weight),
+                )
+            ]
+            for a, b in itertools.pairwise(terms)
+        ],
+    )
     if sets is not None:
         # The index answers the coverage rule itself: each set of terms AND-ed, the sets OR-ed.
         candidates = " | ".join(
@@ -235,15 +254,9 @@ def ranked(queryset: QuerySet, terms: list[Term], text: str) -> tuple[list[int],
         )
         about = queryset.filter(search_vector=_raw(candidates))
     else:
-        coverage: Any = Value(0.0, output_field=FloatField())
-        for term in terms:
-            if term.unused:
-                continue
-            coverage += Case(
-                When(search_vector=_raw(_text(term.queries)), then=Value(term.weight)),
-                default=Value(0.0),
-                output_field=FloatField(),
-            )
+        held = _weighed(vector, [[(_text(t.queries), t.weight)] for t in terms if not t.unused])
+        # SQL of ours, every value a parameter.
+        coverage = RawSQL(*held, output_field=FloatField())  # noqa: S611
         about = (
             queryset.filter(search_vector=_raw(any_term))
             .alias(coverage=coverage)
@@ -252,23 +265,20 @@ def ranked(queryset: QuerySet, terms: list[Term], text: str) -> tuple[list[int],
     # The title against all the learner typed, question words too: titles are asked as questions,
     # and a pasted question is closest to the title that asks it the same way.
     query_text = " ".join(WORD_RE.findall(text.lower()[:MAX_LENGTH]))
+    similarity = _title_similarity(table, query_text)
+    # Not cover density (ts_rank_cd): for a query of terms OR-ed, every occurrence is a cover,
+    # so it only counted them, five times slower; proximity is weighed above. Normalization 32
+    # (rank / (rank + 1)).
     rank = (
-        (F("score") + proximity) / total
-        + SearchRank(
-            F("search_vector"),
-            _raw(any_term),
-            weights=[0.1, 0.2, 0.6, 1.0],
-            # Not cover density: for a query of terms OR-ed, every occurrence is a cover, so it
-            # only counted them, five times slower; proximity is weighed above.
-            cover_density=False,
-            normalization=Value(32),
-        )
-        + _title_similarity(query_text)
+        f"(({score[0]} + {proximity[0]}) / %s::numeric"
+        f" + ts_rank('{{0.1,0.2,0.6,1.0}}'::float4[], {vector}, %s::tsquery, 32)"
+        f" + {similarity[0]})",
+        [*score[1], *proximity[1], total, any_term, *similarity[1]],
     )
     scored = (
-        about.alias(score=score)
+        about.alias(score=RawSQL(*score, output_field=FloatField()))  # noqa: S611
         .filter(score__gte=MIN_SCORE * total)
-        .annotate(rank=rank)
+        .annotate(rank=RawSQL(*rank, output_field=FloatField()))  # noqa: S611
         .order_by()
         .values_list("pk", "slug", "rank")
     )
