@@ -246,10 +246,47 @@ def main() -> None:
         texts = [parse_qs(urlsplit(url).query).get("search", [""])[0] for url, _ in cases.values()]
         _passages(model, Question.objects.published(), [text for text in texts if text])
         _stages(model, Question.objects.published(), [text for text in texts if text])
+    _rows(args.requests)
     print(f"load average (1, 5, 15 min) after timing: {_load()}")
     connection.close()
     if not args.keep:
         _drop_database(name)
+
+
+def _rows(repeat: int) -> None:
+    """One page of the list's rows (20 of a search's results) as the API reads it, beside the
+    same rows read with the columns that search and load_bank store with a question
+    (models.DERIVED_FIELDS), as every list and page read them before stop 45: p50 / p95 ms, timed
+    in turn."""
+    from django.contrib.auth.models import AnonymousUser
+
+    from quizbank import selectors
+    from quizbank.models import Question
+    from quizbank.tagging import tag_ids
+
+    narrow = selectors.question_rows(user=AnonymousUser())
+    wide = (
+        Question.objects.published()
+        .select_related("primary_topic")
+        .defer("prompt", "answer", "why_asked", "concepts", "search_vector", "answer_vector")
+        .annotate(topic_ids=tag_ids("topics"), application_ids=tag_ids("applications"))
+    )
+    # A page of search results: 20 questions from all over the bank, by id.
+    published = list(Question.objects.published().order_by("pk").values_list("pk", flat=True))
+    page = published[:: max(1, len(published) // 20)][:20]
+    timings: dict[str, list[float]] = {"without them": [], "with them": []}
+    for _ in range(repeat):
+        for name, queryset in (("without them", narrow), ("with them", wide)):
+            t0 = time.perf_counter()
+            list(queryset.filter(pk__in=page))
+            timings[name].append((time.perf_counter() - t0) * 1000)
+    (p50, p95), (w50, w95) = (
+        (statistics.median(runs), percentile(runs, 0.95)) for runs in timings.values()
+    )
+    print(
+        f"a page of 20 rows without search's stored columns: {p50:.1f} / {p95:.1f} ms (p50 / p95);"
+        f" with them: {w50:.1f} / {w95:.1f} ms (ratio of p50s {p50 / w50:.2f})"
+    )
 
 
 def _passages(model, queryset, texts: list[str], repeat: int = 50) -> None:
