@@ -6,6 +6,7 @@ import yaml
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
+from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import models
 from django.forms.fields import InvalidJSONInput
@@ -336,6 +337,14 @@ class GraderErrorFilter(admin.SimpleListFilter):
         return queryset
 
 
+class QuestionChangeList(ChangeList):
+    """The question list, its rows read without what search and load_bank store with each
+    (models.DERIVED_FIELDS: 17 kB of embeddings a row). The change page reads the whole row."""
+
+    def get_queryset(self, request, exclude_parameters=None):
+        return super().get_queryset(request, exclude_parameters).defer(*Question.DERIVED_FIELDS)
+
+
 @admin.register(Question)
 class QuestionAdmin(YAMLFieldsMixin, SimpleHistoryAdmin):
     list_display = [
@@ -384,6 +393,9 @@ class QuestionAdmin(YAMLFieldsMixin, SimpleHistoryAdmin):
             {"fields": ["author", "reviewer", "created_at", "updated_at", "published_at"]},
         ),
     ]
+
+    def get_changelist(self, request, **kwargs):
+        return QuestionChangeList
 
     def changelist_view(self, request, extra_context=None):
         """An action this account is not offered is refused outright (403), not ignored."""

@@ -73,3 +73,13 @@ def test_a_page_reads_no_derived_column_of_a_question(
     )
     assert any('"quizbank_question"."title"' in q["sql"] for q in queries.captured_queries)
     assert derived_columns_read(queries.captured_queries) == []
+
+
+def test_the_admins_question_list_reads_no_derived_column(client, django_user_model, question):
+    client.force_login(django_user_model.objects.create_superuser("boss", password="a-long-pw-1"))
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get("/admin/quizbank/question/")
+    assert response.status_code == 200
+    assert b"Why does the gradient explode?" in response.content
+    assert any('"quizbank_question"."title"' in q["sql"] for q in queries.captured_queries)
+    assert derived_columns_read(queries.captured_queries) == []
