@@ -256,7 +256,7 @@ def main() -> None:
 def _rows(repeat: int) -> None:
     """One page of the list's rows (20 of a search's results) as the API reads it, beside the
     same rows read with the columns that search and load_bank store with a question
-    (models.DERIVED_FIELDS), as every list and page read them before stop 45: p50 / p95 ms, timed
+    (Question.DERIVED_FIELDS), as every list and page read them before stop 45: p50 / p95 ms, timed
     in turn."""
     from django.contrib.auth.models import AnonymousUser
 

@@ -339,7 +339,7 @@ class GraderErrorFilter(admin.SimpleListFilter):
 
 class QuestionChangeList(ChangeList):
     """The question list, its rows read without what search and load_bank store with each
-    (models.DERIVED_FIELDS: 17 kB of embeddings a row). The change page reads the whole row."""
+    (Question.DERIVED_FIELDS: 17 kB of embeddings a row). The change page reads the whole row."""
 
     def get_queryset(self, request, exclude_parameters=None):
         return super().get_queryset(request, exclude_parameters).defer(*Question.DERIVED_FIELDS)

@@ -50,33 +50,17 @@ def choices_constraint(
     return models.CheckConstraint(condition=Q(**{f"{field}__in": choices.values}), name=name)
 
 
-# What the project derives from a question and stores with it, for search and for load_bank: no
-# page shows it, and its history leaves it out. A question's symptom passages' embeddings alone
-# are 17 kB a row (TOASTed); a list or page that read them fetched and decoded them for nothing.
-DERIVED_FIELDS = (
-    "search_vector",
-    "answer_vector",
-    "embedding",
-    "embedding_key",
-    "bm25_words",
-    "symptom_embeddings",
-    "symptom_key",
-    "bank_digest",
-    "bank_files_digest",
-)
-
-
 class QuestionQuerySet(models.QuerySet["Question"]):
     def published(self) -> QuestionQuerySet:
         return self.filter(status=Question.Status.PUBLISHED)
 
     def visible_to(self, user: Visitor) -> QuestionQuerySet:
         """The one permission rule for questions: learners see published ones, staff see all.
-        What pages and the API read, so the derived columns (DERIVED_FIELDS) are left out; a
-        question saved from these rows still stores its own (they load when read)."""
+        What pages and the API read, so the derived columns (Question.DERIVED_FIELDS) are left
+        out; a question saved from these rows still stores its own (they load when read)."""
         if user is not None and user.is_authenticated and user.is_staff:
-            return self.defer(*DERIVED_FIELDS)
-        return self.published().defer(*DERIVED_FIELDS)
+            return self.defer(*Question.DERIVED_FIELDS)
+        return self.published().defer(*Question.DERIVED_FIELDS)
 
 
 class QuestionDifficulty(models.TextChoices):
@@ -160,7 +144,20 @@ class Question(models.Model):
     # changed, a load need not read, validate or compare any of them again.
     bank_files_digest = models.CharField(max_length=64, blank=True, default="", editable=False)
 
-    DERIVED_FIELDS = DERIVED_FIELDS
+    # What the project derives from a question and stores with it, for search and for load_bank: no
+    # page shows it, and its history leaves it out. A question's symptom passages' embeddings alone
+    # are 17 kB a row (TOASTed); a list or page that read them fetched and decoded them for nothing.
+    DERIVED_FIELDS = (
+        "search_vector",
+        "answer_vector",
+        "embedding",
+        "embedding_key",
+        "bm25_words",
+        "symptom_embeddings",
+        "symptom_key",
+        "bank_digest",
+        "bank_files_digest",
+    )
     history = HistoricalRecords(excluded_fields=list(DERIVED_FIELDS))
     objects = QuestionQuerySet.as_manager()
 

@@ -83,7 +83,7 @@ def exercise_get(*, user: Visitor, slug: str) -> Exercise:
 
 def select_question(queryset: QuerySet, path: str = "question", *also: str) -> QuerySet:
     """`queryset.select_related(path, *also)`, the question at `path` read without its derived
-    columns (models.DERIVED_FIELDS: a row of a submission or an activity fetched 17 kB of
+    columns (Question.DERIVED_FIELDS: a row of a submission or an activity fetched 17 kB of
     search's embeddings with its question)."""
     deferred = [f"{path}__{name}" for name in Question.DERIVED_FIELDS]
     return queryset.select_related(path, *also).defer(*deferred)

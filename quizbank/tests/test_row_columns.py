@@ -1,5 +1,5 @@
 """Pages and the API read a question's rows without what search and load_bank derive and store
-with it (models.DERIVED_FIELDS): its symptom passages' embeddings alone are 17 kB a row."""
+with it (Question.DERIVED_FIELDS): its symptom passages' embeddings alone are 17 kB a row."""
 
 import re
 
@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from quizbank.models import DERIVED_FIELDS
+from quizbank.models import Question
 
 from .factories import ExerciseFactory, HintFactory, QuestionFactory, TopicFactory
 
@@ -26,7 +26,7 @@ def derived_columns_read(queries) -> list[tuple[str, str]]:
             continue
         found += [
             (name, query["sql"][:80])
-            for name in DERIVED_FIELDS
+            for name in Question.DERIVED_FIELDS
             if f'"quizbank_question"."{name}"' in selected.group(1)
         ]
     return found
